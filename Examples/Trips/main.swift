@@ -1,0 +1,2 @@
+import SwiftData
+print("placeholder")

@@ -1,0 +1,70 @@
+// swift-tools-version: 6.1
+import CompilerPluginSupport
+import PackageDescription
+
+/// OpenSwiftData: Apple's SwiftData API on Linux, over an in-memory object-graph store.
+///
+/// The storage engine (`OpenSwiftDataStore`) never imports the API module and builds
+/// without swift-syntax, so the CLI, the document format and the engine benchmarks
+/// reuse it as it is.
+let package = Package(
+    name: "OpenSwiftData",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "OpenSwiftData", targets: ["OpenSwiftData"]),
+        .library(name: "SwiftData", targets: ["SwiftData"]),
+        .library(name: "OpenSwiftDataStore", targets: ["OpenSwiftDataStore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/swiftlang/swift-syntax.git", "602.0.0"..<"604.0.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
+    ],
+    targets: [
+        .target(
+            name: "OpenSwiftDataStore",
+            dependencies: [
+                .product(name: "HashTreeCollections", package: "swift-collections"),
+            ]
+        ),
+        .macro(
+            name: "OpenSwiftDataMacros",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+            ]
+        ),
+        .target(
+            name: "OpenSwiftData",
+            dependencies: ["OpenSwiftDataStore", "OpenSwiftDataMacros"]
+        ),
+        .target(
+            name: "SwiftData",
+            dependencies: ["OpenSwiftData"]
+        ),
+        .executableTarget(
+            name: "Trips",
+            dependencies: ["SwiftData"],
+            path: "Examples/Trips"
+        ),
+        .testTarget(
+            name: "OpenSwiftDataStoreTests",
+            dependencies: ["OpenSwiftDataStore"]
+        ),
+        .testTarget(
+            name: "SwiftDataTests",
+            dependencies: ["SwiftData"]
+        ),
+        .testTarget(
+            name: "OpenSwiftDataMacrosTests",
+            dependencies: [
+                "OpenSwiftDataMacros",
+                .product(name: "SwiftSyntaxMacrosTestSupport", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

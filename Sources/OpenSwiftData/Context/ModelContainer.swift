@@ -1,0 +1,127 @@
+import Foundation
+import OpenSwiftDataStore
+
+/// The schema and the store of an app's models; contexts work on it.
+///
+/// `Sendable`: share one container between actors and give each actor its own
+/// context (`@ModelActor` does). All saves, from any context, take the store's one
+/// serial commit path; fetches read the latest published version without waiting.
+public class ModelContainer: Equatable, @unchecked Sendable {
+    public final let schema: Schema
+    public final let migrationPlan: (any SchemaMigrationPlan.Type)?
+    public private(set) var configurations: Set<ModelConfiguration>
+
+    let store: Store
+    /// Names this container's store in permanent identifiers.
+    let storeIdentifier: String
+    private let entityIndexes: [ObjectIdentifier: Int]
+    private let entityIndexesByName: [String: Int]
+    let allowsSave: Bool
+
+    /// The main actor's context, with autosave on.
+    @MainActor public var mainContext: ModelContext {
+        if let context = _mainContext { return context }
+        let context = ModelContext(self)
+        context.autosaveEnabled = true
+        context.isMainContext = true
+        _mainContext = context
+        return context
+    }
+
+    @MainActor private var _mainContext: ModelContext?
+
+    public convenience init(
+        for forTypes: any PersistentModel.Type..., migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
+        configurations: ModelConfiguration...
+    ) throws {
+        try self.init(for: Schema(forTypes), migrationPlan: migrationPlan, configurations: configurations)
+    }
+
+    public convenience init(
+        for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
+        configurations: ModelConfiguration...
+    ) throws {
+        try self.init(for: givenSchema, migrationPlan: migrationPlan, configurations: configurations)
+    }
+
+    public convenience init(for forTypes: any PersistentModel.Type..., configurations: any DataStoreConfiguration...) throws {
+        try self.init(for: Schema(forTypes), configurations: configurations)
+    }
+
+    public convenience init(for givenSchema: Schema, configurations: [any DataStoreConfiguration]) throws {
+        let models = try configurations.map { configuration in
+            guard let model = configuration as? ModelConfiguration else {
+                throw SwiftDataError(.loadIssueModelContainer, "only ModelConfiguration stores are supported")
+            }
+            return model
+        }
+        try self.init(for: givenSchema, migrationPlan: nil, configurations: models)
+    }
+
+    public init(
+        for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
+        configurations: [ModelConfiguration]
+    ) throws {
+        if Set(configurations).count != configurations.count {
+            throw SwiftDataError(.duplicateConfiguration, "two configurations name the same store")
+        }
+        for configuration in configurations {
+            for entity in configuration.schema?.entities ?? [] where givenSchema.entitiesByName[entity.name] == nil {
+                throw SwiftDataError(
+                    .configurationSchemaNotFoundInContainerSchema,
+                    "configuration \(configuration.name) names entity \(entity.name), which the container's schema lacks")
+            }
+        }
+        try Self.validate(givenSchema)
+        self.schema = givenSchema
+        self.migrationPlan = migrationPlan
+        self.configurations = Set(configurations.isEmpty ? [ModelConfiguration()] : configurations)
+        self.allowsSave = self.configurations.allSatisfy(\.allowsSave)
+        self.store = Store(schema: givenSchema.storeSchema)
+        self.storeIdentifier = UUID().uuidString
+        var indexes: [ObjectIdentifier: Int] = [:]
+        var byName: [String: Int] = [:]
+        for (i, layout) in givenSchema.layouts.enumerated() {
+            indexes[ObjectIdentifier(layout.modelType)] = i
+            byName[layout.name] = i
+        }
+        self.entityIndexes = indexes
+        self.entityIndexesByName = byName
+    }
+
+    public static func == (lhs: ModelContainer, rhs: ModelContainer) -> Bool { lhs === rhs }
+
+    /// Removes every model from the store.
+    public func deleteAllData() {
+        store.removeAll()
+    }
+
+    /// Removes every model and the store itself.
+    public func erase() throws {
+        store.removeAll()
+    }
+
+    // MARK: Entities
+
+    func entityIndex(of type: any PersistentModel.Type) throws -> Int {
+        guard let index = entityIndexes[ObjectIdentifier(type)] else {
+            throw SwiftDataError(.unknownModelType, "\(type) is not in the container's schema")
+        }
+        return index
+    }
+
+    func entityIndex(named name: String) -> Int? { entityIndexesByName[name] }
+
+    func layout(at index: Int) -> EntityLayout { schema.layouts[index] }
+
+    /// Rejects types that cannot be stored, before any data is touched.
+    private static func validate(_ schema: Schema) throws {
+        for layout in schema.layouts {
+            for attribute in layout.attributes where !ValueCoding.isStorable(unwrappedType(attribute.swiftType)) {
+                throw SwiftDataError(
+                    .loadIssueModelContainer,
+                    "\(layout.name).\(attribute.name) has type \(attribute.swiftType), which is neither a SwiftData value type nor Codable")
+            }
+        }
+    }
+}

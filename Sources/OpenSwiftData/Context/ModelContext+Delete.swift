@@ -1,0 +1,77 @@
+import Foundation
+
+extension ModelContext {
+    /// Marks `model` for deletion at the next save; delete rules apply then.
+    ///
+    /// Deleting a model inserted since the last save simply forgets it.
+    public func delete<T: PersistentModel>(_ model: T) {
+        deleteModel(model)
+        scheduleAutosave()
+    }
+
+    func deleteModel(_ model: any PersistentModel) {
+        let backing = model.modelBacking
+        guard backing.context === self else { return }
+        let id = backing.identifier
+        if insertedSet.remove(id) != nil {
+            inserted.removeAll { $0 == id }
+            registry[id] = nil
+            detachFromInverses(model)
+            backing.isDeleted = true
+            backing.context = nil
+            return
+        }
+        if deletedSet.insert(id).inserted {
+            deleted.append(id)
+            changed.remove(id)
+            backing.isDeleted = true
+        }
+    }
+
+    /// Marks every model of type `T` that matches `predicate` for deletion.
+    public func delete<T: PersistentModel>(
+        model: T.Type, where predicate: Predicate<T>? = nil, includeSubclasses: Bool = true
+    ) throws {
+        for match in try fetch(FetchDescriptor<T>(predicate: predicate)) { deleteModel(match) }
+        scheduleAutosave()
+    }
+
+    /// Removes `model` from the inverse side of each of its relationships.
+    func detachFromInverses(_ model: any PersistentModel) {
+        let backing = model.modelBacking
+        for (j, relationship) in backing.layout.relationships.enumerated() {
+            guard let inverse = relationship.inverse, relationship.deleteRule != .noAction else { continue }
+            for related in backing.relatedModels(j) { RelationshipGraph.remove(model, from: inverse, of: related) }
+        }
+    }
+
+    /// The pending deletes plus everything they cascade to, or a thrown error if a
+    /// `deny` rule forbids them. Changes nothing.
+    func deletionClosure() throws -> [any PersistentModel] {
+        var closure: [any PersistentModel] = []
+        var seen: Set<ObjectIdentifier> = []
+        var work = deleted.compactMap { registry[$0] }
+        for model in work { seen.insert(ObjectIdentifier(model)) }
+        while let model = work.popLast() {
+            closure.append(model)
+            let backing = model.modelBacking
+            for (j, relationship) in backing.layout.relationships.enumerated() where relationship.deleteRule == .cascade {
+                for related in backing.relatedModels(j) where seen.insert(ObjectIdentifier(related)).inserted {
+                    work.append(related)
+                }
+            }
+        }
+        for model in closure {
+            let backing = model.modelBacking
+            for (j, relationship) in backing.layout.relationships.enumerated() where relationship.deleteRule == .deny {
+                let remaining = backing.relatedModels(j).filter { !seen.contains(ObjectIdentifier($0)) }
+                if !remaining.isEmpty {
+                    throw SwiftDataError(
+                        .modelValidationFailure,
+                        "cannot delete \(backing.identifier): its relationship '\(relationship.name)' (delete rule deny) still refers to \(remaining.count) model(s)")
+                }
+            }
+        }
+        return closure
+    }
+}

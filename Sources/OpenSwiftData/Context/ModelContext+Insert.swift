@@ -1,0 +1,54 @@
+extension ModelContext {
+    /// Registers `model` and every new model reachable from it through
+    /// relationships, so the next save stores them.
+    ///
+    /// Inserting a model this context already has does nothing (or undoes a
+    /// pending delete of it).
+    public func insert<T: PersistentModel>(_ model: T) {
+        insertGraph(from: [model])
+        scheduleAutosave()
+    }
+
+    /// Inserts every unregistered model reachable from `roots`.
+    func insertGraph(from roots: [any PersistentModel]) {
+        var work = roots
+        while let model = work.popLast() {
+            let backing = model.modelBacking
+            if backing.context === self {
+                if deletedSet.remove(backing.identifier) != nil {
+                    deleted.removeAll { $0 == backing.identifier }
+                    backing.isDeleted = false
+                }
+                continue
+            }
+            // A model of another context stays there; SwiftData traps here, we skip it.
+            guard backing.context == nil else { continue }
+            backing.context = self
+            backing.isDeleted = false
+            registry[backing.identifier] = model
+            inserted.append(backing.identifier)
+            insertedSet.insert(backing.identifier)
+            RelationshipGraph.linkInverses(of: model)
+            for j in backing.layout.relationships.indices {
+                for related in backing.resolvedModels(j) ?? [] where related.modelBacking.context == nil {
+                    work.append(related)
+                }
+            }
+        }
+    }
+
+    /// Inserts the new models that pending changes made reachable, such as a new
+    /// model appended to a saved model's to-many relationship.
+    public func processPendingChanges() {
+        var roots: [any PersistentModel] = []
+        for id in inserted + changed {
+            guard let model = registry[id] else { continue }
+            let backing = model.modelBacking
+            for j in backing.layout.relationships.indices {
+                roots.append(contentsOf: (backing.resolvedModels(j) ?? []).filter { $0.modelBacking.context == nil })
+            }
+        }
+        if !roots.isEmpty { insertGraph(from: roots) }
+        if autosaveEnabled, !isMainContext, hasChanges { try? save() }
+    }
+}

@@ -1,0 +1,24 @@
+extension ModelContext {
+    /// Discards pending inserts and deletes and restores changed models to their
+    /// last saved values.
+    public func rollback() {
+        for id in inserted {
+            guard let model = registry[id] else { continue }
+            registry[id] = nil
+            model.modelBacking.context = nil
+        }
+        for id in changed.union(deletedSet) {
+            guard let backing = registry[id]?.modelBacking else { continue }
+            if let committed = backing.committed { backing.values = committed }
+            backing.dirty = []
+            backing.isDeleted = false
+            backing.forgetResolvedRelationships()
+        }
+        inserted = []
+        insertedSet = []
+        changed = []
+        deleted = []
+        deletedSet = []
+        autosaveScheduled = false
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+import OpenSwiftDataStore
+
+extension ModelContext {
+    /// Posted before a context saves; `object` is the context.
+    public static let willSave = Notification.Name("ModelContext.willSave")
+    /// Posted after a context saved; `object` is the context and `userInfo` holds
+    /// the saved identifiers under `NotificationKey`'s raw values.
+    public static let didSave = Notification.Name("ModelContext.didSave")
+
+    /// The keys of a `didSave` notification's `userInfo`.
+    public enum NotificationKey: String {
+        case queryGeneration, invalidatedAllIdentifiers, insertedIdentifiers, updatedIdentifiers, deletedIdentifiers
+    }
+
+    /// Writes pending inserts, changes and deletes to the store as one commit.
+    ///
+    /// First inserts models made reachable by changes, applies delete rules
+    /// (cascade, nullify; `deny` throws and nothing is deleted) and validates
+    /// relationship counts. An insert whose unique key exists updates that model
+    /// instead (upsert), and the inserted instance takes its identifier.
+    public func save() throws {
+        autosaveScheduled = false
+        processPendingChanges()
+        guard hasChanges else { return }
+        guard container.allowsSave else {
+            throw SwiftDataError(.readOnlyConfiguration, "the container's configuration does not allow saving")
+        }
+        let closure = try deletionClosure()
+        try validateRelationshipCounts(excluding: Set(closure.map { ObjectIdentifier($0) }))
+        NotificationCenter.default.post(name: Self.willSave, object: self)
+        applyDeletes(closure)
+
+        var changes = ChangeSet()
+        changes.author = author
+        var insertedModels: [(Int, any PersistentModel)] = []
+        for id in inserted {
+            guard let model = registry[id] else { continue }
+            let entity = try container.entityIndex(of: model.modelBacking.layout.modelType)
+            changes.inserts.append(.init(entity: entity, temporaryID: RowID(id.id.key), row: row(of: model.modelBacking)))
+            insertedModels.append((entity, model))
+        }
+        var changedModels: [(Int, any PersistentModel)] = []
+        for id in changed.sorted() {
+            guard let model = registry[id] else { continue }
+            let backing = model.modelBacking
+            let entity = try container.entityIndex(of: backing.layout.modelType)
+            let full = row(of: backing)
+            var values: [Int: Value] = [:]
+            for slot in backing.dirty { values[slot] = full[slot] }
+            changes.updates.append(.init(entity: entity, id: RowID(id.id.key), values: values))
+            changedModels.append((entity, model))
+        }
+        var deletedIDs: [PersistentIdentifier] = []
+        for id in deleted {
+            guard let entity = container.entityIndex(named: id.entityName) else { continue }
+            if !id.isTemporary { changes.deletes.append(.init(entity: entity, id: RowID(id.id.key))) }
+            deletedIDs.append(id)
+        }
+
+        let result: CommitResult
+        do {
+            result = try container.store.commit(changes)
+        } catch {
+            throw SwiftDataError(.uniqueConstraintViolation, error.description)
+        }
+        let version = container.store.current
+        var insertedIDs: [PersistentIdentifier] = []
+        var updatedIDs: [PersistentIdentifier] = []
+        for (entity, model) in insertedModels {
+            let backing = model.modelBacking
+            let temporary = EntityRow(entity: entity, id: RowID(backing.identifier.id.key))
+            guard let rowID = result.assigned[temporary] else { continue }
+            let permanent = identifier(of: backing.layout, row: rowID)
+            registry[backing.identifier] = nil
+            if let displaced = registry[permanent], displaced !== model {
+                // Upsert onto a row this context already had: the inserted instance wins.
+                displaced.modelBacking.context = nil
+            }
+            registry[permanent] = model
+            backing.identifier = permanent
+            markSaved(backing, row: version.row(rowID, of: entity), generation: result.generation)
+            if result.upserted.contains(temporary) { updatedIDs.append(permanent) } else { insertedIDs.append(permanent) }
+        }
+        for (entity, model) in changedModels {
+            let backing = model.modelBacking
+            markSaved(backing, row: version.row(RowID(backing.identifier.id.key), of: entity), generation: result.generation)
+            updatedIDs.append(backing.identifier)
+        }
+        for id in deletedIDs {
+            registry[id]?.modelBacking.context = nil
+            registry[id] = nil
+        }
+        inserted = []
+        insertedSet = []
+        changed = []
+        deleted = []
+        deletedSet = []
+
+        NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
+            NotificationKey.insertedIdentifiers.rawValue: insertedIDs,
+            NotificationKey.updatedIdentifiers.rawValue: updatedIDs,
+            NotificationKey.deletedIdentifiers.rawValue: deletedIDs,
+            NotificationKey.queryGeneration.rawValue: result.generation,
+        ])
+    }
+
+    /// Runs `block`, then saves. If `block` throws, its changes are rolled back.
+    public func transaction(block: () throws -> Void) throws {
+        do {
+            try block()
+        } catch {
+            rollback()
+            throw error
+        }
+        try save()
+    }
+
+    private func markSaved(_ backing: any ModelBacking, row: Row?, generation: UInt64) {
+        if let row {
+            backing.values = row
+            backing.committed = row
+        }
+        backing.dirty = []
+        backing.generation = generation
+    }
+
+    /// The backing data's values with relationship slots holding row references.
+    private func row(of backing: any ModelBacking) -> Row {
+        var row = backing.values
+        let layout = backing.layout
+        for (j, relationship) in layout.relationships.enumerated() {
+            guard let models = backing.resolvedModels(j) else { continue }
+            let ids = models.compactMap(rowReference)
+            row[layout.attributes.count + j] = relationship.isToMany ? .references(ids) : ids.first.map(Value.reference) ?? .null
+        }
+        return row
+    }
+
+    private func rowReference(_ model: any PersistentModel) -> RowID? {
+        let backing = model.modelBacking
+        guard backing.context === self, !backing.isDeleted else { return nil }
+        return RowID(backing.identifier.id.key)
+    }
+
+    /// Marks the cascaded models deleted and removes every deleted model from the
+    /// inverse relationships of the models that stay.
+    private func applyDeletes(_ closure: [any PersistentModel]) {
+        for model in closure { deleteModel(model) }
+        for model in closure { detachFromInverses(model) }
+    }
+
+    private func validateRelationshipCounts(excluding doomed: Set<ObjectIdentifier>) throws {
+        for id in inserted + changed {
+            guard let model = registry[id], !doomed.contains(ObjectIdentifier(model)) else { continue }
+            let backing = model.modelBacking
+            for (j, relationship) in backing.layout.relationships.enumerated() {
+                if !relationship.isToMany {
+                    if !relationship.isOptional, backing.relatedModels(j).isEmpty {
+                        throw SwiftDataError(
+                            .modelValidationFailure, "\(id): the non-optional relationship '\(relationship.name)' is nil")
+                    }
+                    continue
+                }
+                let minimum = relationship.minimumModelCount, maximum = relationship.maximumModelCount
+                guard minimum > 0 || maximum > 0 else { continue }
+                let count = backing.relatedModels(j).filter { !doomed.contains(ObjectIdentifier($0)) }.count
+                if count < minimum || (maximum > 0 && count > maximum) {
+                    throw SwiftDataError(
+                        .modelValidationFailure,
+                        "\(id): relationship '\(relationship.name)' holds \(count) models; allowed \(minimum)...\(maximum > 0 ? String(maximum) : "")")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import OpenSwiftDataStore
+
+/// Tracks models and their unsaved changes, and reads and writes them through
+/// the container's store.
+///
+/// Not `Sendable`: use a context on the actor that made it (`@ModelActor` gives
+/// each actor its own). One object per row per context: fetching a row twice
+/// returns the same instance.
+public class ModelContext: Equatable, SendableMetatype {
+    public let container: ModelContainer
+    /// Recorded with each save, for history.
+    public var author: String?
+    /// Saves shortly after changes when on; on for `mainContext`, off otherwise.
+    public var autosaveEnabled = false {
+        didSet { if autosaveEnabled, hasChanges { scheduleAutosave() } }
+    }
+
+    var isMainContext = false
+    var autosaveScheduled = false
+
+    /// Every model the context knows, by identifier.
+    var registry: [PersistentIdentifier: any PersistentModel] = [:]
+    /// Pending inserts, in insertion order.
+    var inserted: [PersistentIdentifier] = []
+    var insertedSet: Set<PersistentIdentifier> = []
+    /// Registered, saved models with unsaved changes.
+    var changed: Set<PersistentIdentifier> = []
+    /// Pending deletes, in deletion order.
+    var deleted: [PersistentIdentifier] = []
+    var deletedSet: Set<PersistentIdentifier> = []
+
+    public init(_ container: ModelContainer) {
+        self.container = container
+    }
+
+    public static func == (lhs: ModelContext, rhs: ModelContext) -> Bool { lhs === rhs }
+
+    /// Whether the context has unsaved inserts, changes or deletes.
+    public var hasChanges: Bool { !inserted.isEmpty || !changed.isEmpty || !deleted.isEmpty }
+
+    /// Models inserted since the last save.
+    /// - Complexity: O(inserted models)
+    public var insertedModelsArray: [any PersistentModel] { inserted.compactMap { registry[$0] } }
+
+    /// Saved models changed since the last save.
+    /// - Complexity: O(changed models)
+    public var changedModelsArray: [any PersistentModel] {
+        changed.sorted().compactMap { registry[$0] }
+    }
+
+    /// Models deleted since the last save.
+    /// - Complexity: O(deleted models)
+    public var deletedModelsArray: [any PersistentModel] { deleted.compactMap { registry[$0] } }
+
+    func hasPendingChanges(_ id: PersistentIdentifier) -> Bool {
+        insertedSet.contains(id) || changed.contains(id) || deletedSet.contains(id)
+    }
+
+    /// Called by backing data when a registered model's value changes.
+    func noteChange(of id: PersistentIdentifier) {
+        guard registry[id] != nil, !insertedSet.contains(id), !deletedSet.contains(id) else { return }
+        changed.insert(id)
+        scheduleAutosave()
+    }
+
+    // MARK: Identity
+
+    /// The model for `persistentModelID`: the registered one, or one read from the store.
+    ///
+    /// An identifier of a row that no longer exists gives a model whose `isDeleted`
+    /// is true; reading its non-optional attributes gives zero values.
+    public func model(for persistentModelID: PersistentIdentifier) -> any PersistentModel {
+        if let model = registry[persistentModelID] { return model }
+        guard let entity = container.entityIndex(named: persistentModelID.entityName) else {
+            preconditionFailure("\(persistentModelID) names an entity the container's schema does not have")
+        }
+        let layout = container.layout(at: entity)
+        let version = container.store.current
+        if persistentModelID.storeIdentifier == container.storeIdentifier, !persistentModelID.isTemporary,
+           let row = version.row(RowID(persistentModelID.id.key), of: entity) {
+            return materialize(layout, id: RowID(persistentModelID.id.key), row: row, generation: version.generation)
+        }
+        let model = makeModel(layout.modelType, identifier: persistentModelID, row: layout.emptyRow, generation: version.generation)
+        model.modelBacking.isDeleted = true
+        return model
+    }
+
+    /// The registered model for `persistentModelID`, if the context has one of type `T`.
+    public func registeredModel<T: PersistentModel>(for persistentModelID: PersistentIdentifier) -> T? {
+        registry[persistentModelID] as? T
+    }
+
+    func identifier(of layout: EntityLayout, row id: RowID) -> PersistentIdentifier {
+        PersistentIdentifier(storeIdentifier: container.storeIdentifier, entityName: layout.name, key: id.rawValue)
+    }
+
+    /// The registered model for a stored row, or a new one made from it and registered.
+    ///
+    /// A registered model without unsaved changes takes the newer stored values, so a
+    /// context sees what other contexts saved.
+    func materialize(_ layout: EntityLayout, id: RowID, row: Row, generation: UInt64) -> any PersistentModel {
+        let identifier = identifier(of: layout, row: id)
+        if let model = registry[identifier] {
+            refresh(model.modelBacking, with: row, generation: generation)
+            return model
+        }
+        let model = makeModel(layout.modelType, identifier: identifier, row: row, generation: generation)
+        registry[identifier] = model
+        return model
+    }
+
+    func refresh(_ backing: any ModelBacking, with row: Row, generation: UInt64) {
+        guard backing.generation < generation, backing.dirty.isEmpty, !deletedSet.contains(backing.identifier) else { return }
+        backing.generation = generation
+        if backing.committed != row {
+            backing.values = row
+            backing.committed = row
+            backing.forgetResolvedRelationships()
+        }
+    }
+
+    /// A model over a stored row, not registered.
+    func makeModel(_ type: any PersistentModel.Type, identifier: PersistentIdentifier, row: Row, generation: UInt64) -> any PersistentModel {
+        func make<M: PersistentModel>(_ type: M.Type) -> any PersistentModel {
+            M(backingData: ModelBackingData<M>(identifier: identifier, row: row, generation: generation, context: self))
+        }
+        return make(type)
+    }
+
+    /// The models a stored relationship value refers to, registering them.
+    /// References to rows that no longer exist are skipped.
+    func resolve(_ value: Value, of relationship: EntityLayout.RelationshipSlot) -> [any PersistentModel] {
+        let ids: [RowID] = switch value {
+        case let .reference(id): [id]
+        case let .references(ids): ids
+        default: []
+        }
+        guard !ids.isEmpty, let entity = container.entityIndex(named: relationship.destination) else { return [] }
+        let layout = container.layout(at: entity)
+        let version = container.store.current
+        return ids.compactMap { id in
+            if let model = registry[identifier(of: layout, row: id)] { return model }
+            guard let row = version.row(id, of: entity) else { return nil }
+            return materialize(layout, id: id, row: row, generation: version.generation)
+        }
+    }
+}
+
+extension ModelContext: CustomDebugStringConvertible {
+    public var debugDescription: String {
+        "ModelContext(registered: \(registry.count), inserted: \(inserted.count), changed: \(changed.count), deleted: \(deleted.count))"
+    }
+}

@@ -1,0 +1,23 @@
+/// A version of an app's schema: its models and version identifier.
+public protocol VersionedSchema {
+    static var models: [any PersistentModel.Type] { get }
+    static var versionIdentifier: Schema.Version { get }
+}
+
+/// The ordered schema versions of an app and the stages between them.
+public protocol SchemaMigrationPlan {
+    static var schemas: [any VersionedSchema.Type] { get }
+    static var stages: [MigrationStage] { get }
+}
+
+/// One step of a migration plan.
+///
+/// Accepted by `ModelContainer` now; in-memory stores start empty, so there is no
+/// stored data to migrate until documents (persistence) land.
+public enum MigrationStage {
+    case lightweight(fromVersion: any VersionedSchema.Type, toVersion: any VersionedSchema.Type)
+    case custom(
+        fromVersion: any VersionedSchema.Type, toVersion: any VersionedSchema.Type,
+        willMigrate: ((_ context: ModelContext) throws -> Void)?,
+        didMigrate: ((_ context: ModelContext) throws -> Void)?)
+}

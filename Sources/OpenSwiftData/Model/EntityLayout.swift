@@ -1,0 +1,207 @@
+import Foundation
+import OpenSwiftDataStore
+import Synchronization
+
+/// What one model type stores, slot by slot, derived once from `schemaMetadata`.
+///
+/// The layout depends on the type alone (not on a container), so a model's backing
+/// data can use it before the model is inserted anywhere.
+final class EntityLayout: @unchecked Sendable {
+    struct AttributeSlot {
+        var name: String
+        var originalName: String
+        var keyPath: AnyKeyPath
+        var swiftType: Any.Type
+        var valueType: ValueType
+        var isOptional: Bool
+        var options: [Schema.Attribute.Option]
+        var defaultValue: Value?
+        var hashModifier: String?
+    }
+
+    struct RelationshipSlot {
+        var name: String
+        var originalName: String
+        var keyPath: AnyKeyPath
+        var destinationType: any PersistentModel.Type
+        var destination: String
+        var isToMany: Bool
+        var isOptional: Bool
+        var deleteRule: Schema.Relationship.DeleteRule
+        var minimumModelCount: Int
+        var maximumModelCount: Int
+        var explicitInverse: AnyKeyPath?
+        /// The inverse relationship's index in the destination's layout.
+        var inverse: Int?
+        var options: [Schema.Relationship.Option]
+    }
+
+    enum Slot {
+        case attribute(Int)
+        case relationship(Int)
+    }
+
+    let name: String
+    let modelType: any PersistentModel.Type
+    let attributes: [AttributeSlot]
+    private(set) var relationships: [RelationshipSlot]
+    let slots: [AnyKeyPath: Slot]
+    let uniqueness: [[Int]]
+    let indices: [IndexDescription]
+
+    private init(modelType: any PersistentModel.Type) {
+        self.modelType = modelType
+        self.name = Self.entityName(of: modelType)
+        let (attributes, relationships) = Self.properties(of: modelType)
+        self.attributes = attributes
+        self.relationships = relationships
+        var slots: [AnyKeyPath: Slot] = [:]
+        for (i, a) in attributes.enumerated() { slots[a.keyPath] = .attribute(i) }
+        for (j, r) in relationships.enumerated() { slots[r.keyPath] = .relationship(j) }
+        self.slots = slots
+        let attributeIndex = { (kp: AnyKeyPath) -> Int? in
+            if case let .attribute(i) = slots[kp] { return i }
+            return nil
+        }
+        var uniqueness = attributes.indices.filter { attributes[$0].options.contains(.unique) }.map { [$0] }
+        for constraint in Self.declaredUniqueness(of: modelType) {
+            let slotList = constraint.compactMap(attributeIndex)
+            if slotList.count == constraint.count, !uniqueness.contains(slotList) { uniqueness.append(slotList) }
+        }
+        self.uniqueness = uniqueness
+        self.indices = Self.declaredIndices(of: modelType).compactMap { paths, isRTree in
+            let slotList = paths.compactMap(attributeIndex)
+            return slotList.count == paths.count ? IndexDescription(kind: isRTree ? .rtree : .binary, slots: slotList) : nil
+        }
+        for j in relationships.indices { self.relationships[j].inverse = Self.inverse(of: relationships[j], in: modelType) }
+    }
+
+    /// The layout of `type`, built on first use.
+    static func of(_ type: any PersistentModel.Type) -> EntityLayout {
+        let key = ObjectIdentifier(type)
+        if let layout = cache.withLock({ $0[key] }) { return layout }
+        let layout = EntityLayout(modelType: type)
+        return cache.withLock { cache in
+            if let existing = cache[key] { return existing }
+            cache[key] = layout
+            return layout
+        }
+    }
+
+    private static let cache = Mutex<[ObjectIdentifier: EntityLayout]>([:])
+
+    static func entityName(of type: any PersistentModel.Type) -> String {
+        String(describing: type)
+    }
+
+    /// The engine's description of this entity.
+    var entityDescription: EntityDescription {
+        EntityDescription(
+            name: name,
+            attributes: attributes.map {
+                AttributeDescription(
+                    name: $0.name, type: $0.valueType, isOptional: $0.isOptional,
+                    isUnique: $0.options.contains(.unique),
+                    isExternalStorage: $0.options.contains(.externalStorage))
+            },
+            relationships: relationships.map { r in
+                RelationshipDescription(
+                    name: r.name, destination: r.destination, isToMany: r.isToMany,
+                    inverse: r.inverse.map { EntityLayout.of(r.destinationType).relationships[$0].name },
+                    deleteRule: RelationshipDescription.DeleteRule(rawValue: r.deleteRule.rawValue) ?? .nullify)
+            },
+            uniqueness: uniqueness,
+            indices: indices)
+    }
+
+    /// The attribute values of a new row: defaults where declared, nil elsewhere.
+    var emptyRow: Row {
+        attributes.map { $0.defaultValue ?? .null } + relationships.map { $0.isToMany ? .references([]) : .null }
+    }
+
+    // MARK: Reading schemaMetadata
+
+    private static func properties(of type: any PersistentModel.Type) -> ([AttributeSlot], [RelationshipSlot]) {
+        var attributes: [AttributeSlot] = []
+        var relationships: [RelationshipSlot] = []
+        for property in type.schemaMetadata {
+            let swiftType = Swift.type(of: property.keypath).valueType
+            let isOptional = swiftType is any _OptionalType.Type
+            let bare = unwrappedType(swiftType)
+            let destination: (any PersistentModel.Type, Bool)? =
+                if let model = bare as? any PersistentModel.Type { (model, false) }
+                else if let array = bare as? any _ModelArray.Type { (array._elementType, true) }
+                else { nil }
+            if let (destinationType, isToMany) = destination {
+                let declared = property.metadata as? Schema.Relationship
+                relationships.append(RelationshipSlot(
+                    name: property.name,
+                    originalName: declared?.originalName.nilIfEmpty ?? property.name,
+                    keyPath: property.keypath,
+                    destinationType: destinationType,
+                    destination: entityName(of: destinationType),
+                    isToMany: isToMany,
+                    isOptional: isOptional,
+                    deleteRule: declared?.deleteRule ?? .nullify,
+                    minimumModelCount: declared?.minimumModelCount ?? 0,
+                    maximumModelCount: declared?.maximumModelCount ?? 0,
+                    explicitInverse: declared?.inverseKeyPath,
+                    inverse: nil,
+                    options: declared?.options ?? []))
+            } else {
+                let declared = property.metadata as? Schema.Attribute
+                attributes.append(AttributeSlot(
+                    name: property.name,
+                    originalName: declared?.originalName.nilIfEmpty ?? property.name,
+                    keyPath: property.keypath,
+                    swiftType: swiftType,
+                    valueType: ValueCoding.valueType(of: swiftType),
+                    isOptional: isOptional,
+                    options: declared?.options ?? [],
+                    defaultValue: property.defaultValue.map(ValueCoding.encode),
+                    hashModifier: declared?.hashModifier))
+            }
+        }
+        return (attributes, relationships)
+    }
+
+    /// The inverse of `relationship` of `owner`: the one named by `inverse:` on either
+    /// side, else the only relationship back to `owner` when each side has exactly one.
+    private static func inverse(of relationship: RelationshipSlot, in owner: any PersistentModel.Type) -> Int? {
+        let theirs = properties(of: relationship.destinationType).1
+        if let explicit = relationship.explicitInverse {
+            return theirs.firstIndex { $0.keyPath == explicit }
+        }
+        if let index = theirs.firstIndex(where: { $0.explicitInverse == relationship.keyPath }) {
+            return index
+        }
+        // Inference: one relationship each way, neither naming another inverse.
+        guard relationship.destinationType != owner else { return nil }
+        let (_, ours) = properties(of: owner)
+        let oursToThem = ours.filter { $0.destinationType == relationship.destinationType }
+        let candidates = theirs.indices.filter { theirs[$0].destinationType == owner && theirs[$0].explicitInverse == nil }
+        let claimed = ours.contains { $0.explicitInverse != nil && $0.destinationType == relationship.destinationType }
+        guard oursToThem.count == 1, candidates.count == 1, !claimed else { return nil }
+        return candidates[0]
+    }
+
+    private static func declaredUniqueness(of type: any PersistentModel.Type) -> [[AnyKeyPath]] {
+        type._$uniquenessConstraints
+    }
+
+    private static func declaredIndices(of type: any PersistentModel.Type) -> [([AnyKeyPath], Bool)] {
+        type._$indices.compactMap { $0 as? any _IndexTypes }.map { ($0._keyPaths, $0._isRTree) }
+    }
+
+    /// The slot behind `keyPath`, or a clear trap when the key path is not stored.
+    func slot(for keyPath: AnyKeyPath) -> Slot {
+        guard let slot = slots[keyPath] else {
+            preconditionFailure("\(keyPath) is not a stored property of the model \(name)")
+        }
+        return slot
+    }
+}
+
+extension String {
+    var nilIfEmpty: String? { isEmpty ? nil : self }
+}

@@ -1,0 +1,54 @@
+/// Keeps both sides of a relationship in step, as SwiftData does in memory.
+///
+/// Setting `animal.category = mammals` also adds the animal to `mammals.animals`
+/// and removes it from its previous category's `animals`; the same holds for
+/// to-many and many-to-many relationships.
+enum RelationshipGraph {
+    /// Sets relationship `index` of `owner` to `newModels`, updating inverses.
+    static func set(_ index: Int, of owner: any PersistentModel, to newModels: [any PersistentModel]) {
+        let backing = owner.modelBacking
+        let relationship = backing.layout.relationships[index]
+        let old = backing.relatedModels(index)
+        backing.setRelated(index, to: newModels)
+        guard let inverse = relationship.inverse else { return }
+        let oldIDs = Set(old.map(ObjectIdentifier.init))
+        let newIDs = Set(newModels.map(ObjectIdentifier.init))
+        for model in old where !newIDs.contains(ObjectIdentifier(model)) {
+            remove(owner, from: inverse, of: model)
+        }
+        for model in newModels where !oldIDs.contains(ObjectIdentifier(model)) {
+            add(owner, to: inverse, of: model, ownerRelationship: index)
+        }
+    }
+
+    /// Removes `target` from relationship `index` of `model`, if it is there.
+    static func remove(_ target: any PersistentModel, from index: Int, of model: any PersistentModel) {
+        let backing = model.modelBacking
+        let current = backing.relatedModels(index)
+        let kept = current.filter { $0 !== target }
+        if kept.count != current.count { backing.setRelated(index, to: kept) }
+    }
+
+    /// Adds `target` to relationship `index` of `model`; for a to-one relationship the
+    /// model's previous target loses `model` from `ownerRelationship`.
+    static func add(_ target: any PersistentModel, to index: Int, of model: any PersistentModel, ownerRelationship: Int) {
+        let backing = model.modelBacking
+        let current = backing.relatedModels(index)
+        if backing.layout.relationships[index].isToMany {
+            if !current.contains(where: { $0 === target }) { backing.setRelated(index, to: current + [target]) }
+        } else if current.first !== target {
+            if let previous = current.first { remove(model, from: ownerRelationship, of: previous) }
+            backing.setRelated(index, to: [target])
+        }
+    }
+
+    /// Makes the related models of a model point back at it: relationships
+    /// assigned in an initializer bypass `set`, so inserting a model calls this.
+    static func linkInverses(of model: any PersistentModel) {
+        let backing = model.modelBacking
+        for (j, relationship) in backing.layout.relationships.enumerated() {
+            guard let inverse = relationship.inverse, let related = backing.resolvedModels(j) else { continue }
+            for other in related { add(model, to: inverse, of: other, ownerRelationship: j) }
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+
+// Foundation on Linux lacks the predicate expressions behind
+// `localizedStandardContains` and `caseInsensitiveCompare`, so `#Predicate`
+// expansions that use them would not compile. These fill the gap: the stock
+// macro expands to `PredicateExpressions.build_…` calls that resolve here.
+
+extension PredicateExpressions {
+    /// `base.localizedStandardContains(other)`: case- and diacritic-insensitive
+    /// containment, as Foundation's `localizedStandardContains` does.
+    public struct StringLocalizedStandardContains<Root: PredicateExpression, Other: PredicateExpression>: PredicateExpression
+    where Root.Output: StringProtocol, Other.Output: StringProtocol {
+        public typealias Output = Bool
+        public let root: Root
+        public let other: Other
+
+        public init(root: Root, other: Other) {
+            self.root = root
+            self.other = other
+        }
+
+        public func evaluate(_ bindings: PredicateBindings) throws -> Bool {
+            let base = try root.evaluate(bindings)
+            let needle = try other.evaluate(bindings)
+            return base.range(of: needle, options: [.caseInsensitive, .diacriticInsensitive]) != nil
+        }
+    }
+
+    public static func build_localizedStandardContains<Root, Other>(_ root: Root, _ other: Other)
+        -> StringLocalizedStandardContains<Root, Other> {
+        StringLocalizedStandardContains(root: root, other: other)
+    }
+
+    /// `base.caseInsensitiveCompare(other)`, giving a `ComparisonResult`.
+    public struct StringCaseInsensitiveCompare<Root: PredicateExpression, Other: PredicateExpression>: PredicateExpression
+    where Root.Output: StringProtocol, Other.Output: StringProtocol {
+        public typealias Output = ComparisonResult
+        public let root: Root
+        public let other: Other
+
+        public init(root: Root, other: Other) {
+            self.root = root
+            self.other = other
+        }
+
+        public func evaluate(_ bindings: PredicateBindings) throws -> ComparisonResult {
+            let base = try root.evaluate(bindings)
+            let other = try other.evaluate(bindings)
+            return base.caseInsensitiveCompare(other)
+        }
+    }
+
+    public static func build_caseInsensitiveCompare<Root, Other>(_ root: Root, _ other: Other)
+        -> StringCaseInsensitiveCompare<Root, Other> {
+        StringCaseInsensitiveCompare(root: root, other: other)
+    }
+}
+
+extension PredicateExpressions.StringLocalizedStandardContains: StandardPredicateExpression
+where Root: StandardPredicateExpression, Other: StandardPredicateExpression {}
+
+extension PredicateExpressions.StringCaseInsensitiveCompare: StandardPredicateExpression
+where Root: StandardPredicateExpression, Other: StandardPredicateExpression {}
+
+extension PredicateExpressions.StringLocalizedStandardContains: Codable where Root: Codable, Other: Codable {}
+extension PredicateExpressions.StringCaseInsensitiveCompare: Codable where Root: Codable, Other: Codable {}
+extension PredicateExpressions.StringLocalizedStandardContains: Sendable where Root: Sendable, Other: Sendable {}
+extension PredicateExpressions.StringCaseInsensitiveCompare: Sendable where Root: Sendable, Other: Sendable {}

@@ -1,0 +1,297 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxBuilder
+import SwiftSyntaxMacros
+
+/// `@Model`: turns a class into a `PersistentModel`.
+///
+/// - memberAttribute: marks every persisted stored property with `@_PersistedProperty`, which
+///   reroutes it through the backing data (see `PersistedPropertyMacro`).
+/// - member: the backing-data storage, `schemaMetadata` (what the schema is built from),
+///   `init(backingData:)` (what a fetch uses), and the Observation plumbing, which we
+///   generate ourselves instead of nesting `@Observable` so that reads and writes are
+///   observed exactly once, around the backing data.
+/// - extension: the `PersistentModel` and `Observable` conformances the class still lacks.
+///   Model objects are deliberately not made `Sendable`.
+///
+/// Decisions (documented here because they shape the diagnostics):
+/// - `let` stored properties are an error with a fix-it to `var`: an accessor macro cannot be
+///   attached to a `let`, so a persisted `let` would silently stay outside the store. A
+///   `@Transient let` with a default value is fine.
+/// - `willSet`/`didSet` on a persisted property are an error: the property becomes computed,
+///   and SwiftData does not run observers (Apple's documentation says they are silently
+///   ignored; an error is more honest than dropping user code).
+/// - Untyped properties (`var count = 0`, `var animals = [Animal]()`) need nothing special: the
+///   compiler infers the type of a property with an `init` accessor from its initial value.
+/// - `T?`/`T!` without an initial value start as `nil`, as stored Optionals do (see
+///   `PersistedPropertyMacro`).
+public struct ModelMacro {}
+
+extension ModelMacro: MemberAttributeMacro {
+    public static func expansion(
+        of node: AttributeSyntax,
+        attachedTo declaration: some DeclGroupSyntax,
+        providingAttributesFor member: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
+    ) throws -> [AttributeSyntax] {
+        guard declaration.is(ClassDeclSyntax.self),
+              let property = member.as(VariableDeclSyntax.self),
+              property.isPersistedCandidate,
+              !property.isLet,
+              !property.hasObservers,
+              property.bindings.count == 1,
+              !property.hasAttribute(named: "_PersistedProperty")
+        else { return [] }
+        return ["@_PersistedProperty"]
+    }
+}
+
+extension ModelMacro: MemberMacro {
+    public static func expansion(
+        of node: AttributeSyntax,
+        providingMembersOf declaration: some DeclGroupSyntax,
+        conformingTo protocols: [TypeSyntax],
+        in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        guard let classDecl = declaration.as(ClassDeclSyntax.self) else {
+            context.diagnose(Diagnostic(node: node, message: SwiftDataDiagnostic.modelNotAClass))
+            return []
+        }
+        let type = classDecl.name.trimmed.text
+
+        // Errors still produce the members, so the generated accessors of the other
+        // properties resolve and the user sees only our message.
+        var properties: [VariableDeclSyntax] = []
+        for member in classDecl.memberBlock.members {
+            guard let property = member.decl.as(VariableDeclSyntax.self), property.isPersistedCandidate else {
+                continue
+            }
+            if property.bindings.count != 1 {
+                context.diagnose(Diagnostic(node: property, message: SwiftDataDiagnostic.multipleBindings))
+                continue
+            }
+            let name = property.propertyName ?? ""
+            if name == "description" {
+                context.diagnose(Diagnostic(node: property.bindings.first!.pattern, message: SwiftDataDiagnostic.descriptionProperty))
+            }
+            if property.isLet {
+                let fixIt = FixIt(
+                    message: SwiftDataFixIt(message: "replace 'let' with 'var'"),
+                    changes: [.replace(
+                        oldNode: Syntax(property.bindingSpecifier),
+                        newNode: Syntax(property.bindingSpecifier.with(\.tokenKind, .keyword(.var))))])
+                context.diagnose(Diagnostic(
+                    node: property.bindingSpecifier, message: SwiftDataDiagnostic.letProperty(name), fixIts: [fixIt]))
+                continue
+            }
+            if property.hasObservers {
+                // Reported here and left stored, so that the observers are the only error.
+                context.diagnose(Diagnostic(
+                    node: property.bindings.first!.accessorBlock!, message: SwiftDataDiagnostic.propertyObservers(name)))
+                continue
+            }
+            properties.append(property)
+        }
+
+        let metadata = properties.map { property -> String in
+            let name = property.propertyName!
+            let binding = property.bindings.first!
+            var defaultValue = "nil"
+            if let value = binding.initializer?.value {
+                if value.is(NilLiteralExprSyntax.self) {
+                    defaultValue = "nil"
+                } else if let annotation = binding.typeAnnotation?.type {
+                    // `as` gives literals such as `[]` or `.cascade` the property's type.
+                    defaultValue = "\(value.trimmedDescription) as \(annotation.withoutImplicitUnwrap)"
+                } else {
+                    defaultValue = value.trimmedDescription
+                }
+            }
+            var schemaProperty = "nil"
+            if let attribute = property.attribute(named: "Attribute") {
+                schemaProperty = "OpenSwiftData.Schema.Attribute(\(attribute.argumentText))"
+            } else if let relationship = property.attribute(named: "Relationship") {
+                schemaProperty = "OpenSwiftData.Schema.Relationship(\(relationship.argumentText))"
+            }
+            return "OpenSwiftData.Schema.PropertyMetadata(name: \(name.stringLiteral), keypath: \\\(type).\(property.keyPathComponent!), defaultValue: \(defaultValue), metadata: \(schemaProperty))"
+        }
+        let metadataBody = metadata.isEmpty
+            ? "[]"
+            : "[\n" + metadata.map { "        " + $0 }.joined(separator: ",\n") + "\n    ]"
+        let storageInits = properties.map { "    _\($0.propertyName!) = _SwiftDataNoType()\n" }.joined()
+
+        return [
+            "@Transient private var _$backingData: any OpenSwiftData.BackingData<\(raw: type)> = \(raw: type).createBackingData()",
+            """
+            public var persistentBackingData: any OpenSwiftData.BackingData<\(raw: type)> {
+                get {
+                    _$backingData
+                }
+                set {
+                    _$backingData = newValue
+                }
+            }
+            """,
+            """
+            public static var schemaMetadata: [OpenSwiftData.Schema.PropertyMetadata] {
+                \(raw: metadataBody)
+            }
+            """,
+            """
+            public required init(backingData: any OpenSwiftData.BackingData<\(raw: type)>) {
+            \(raw: storageInits)    self.persistentBackingData = backingData
+            }
+            """,
+            "@Transient private let _$observationRegistrar = Observation.ObservationRegistrar()",
+            """
+            internal nonisolated func access<_M>(keyPath: KeyPath<\(raw: type), _M>) {
+                _$observationRegistrar.access(self, keyPath: keyPath)
+            }
+            """,
+            """
+            internal nonisolated func withMutation<_M, _MR>(keyPath: KeyPath<\(raw: type), _M>, _ mutation: () throws -> _MR) rethrows -> _MR {
+                try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+            }
+            """,
+            "internal struct _SwiftDataNoType {}",
+        ]
+    }
+}
+
+extension ModelMacro: ExtensionMacro {
+    public static func expansion(
+        of node: AttributeSyntax,
+        attachedTo declaration: some DeclGroupSyntax,
+        providingExtensionsOf type: some TypeSyntaxProtocol,
+        conformingTo protocols: [TypeSyntax],
+        in context: some MacroExpansionContext
+    ) throws -> [ExtensionDeclSyntax] {
+        guard declaration.is(ClassDeclSyntax.self) else { return [] }
+        // The compiler passes only the protocols the class does not conform to yet.
+        let names = protocols.map(\.trimmedDescription)
+        var conformances: [String] = []
+        if names.contains(where: { $0.hasSuffix("PersistentModel") }) {
+            conformances.append("OpenSwiftData.PersistentModel")
+        }
+        if names.contains(where: { $0 == "Observable" || $0.hasSuffix(".Observable") }) {
+            conformances.append("Observation.Observable")
+        }
+        guard !conformances.isEmpty else { return [] }
+        let decl: DeclSyntax = "extension \(type.trimmed): \(raw: conformances.joined(separator: ", ")) {}"
+        return [decl.cast(ExtensionDeclSyntax.self)]
+    }
+}
+
+// MARK: - Syntax helpers shared by the model macros
+
+extension VariableDeclSyntax {
+    var isStatic: Bool {
+        modifiers.contains { $0.name.tokenKind == .keyword(.static) || $0.name.tokenKind == .keyword(.class) }
+    }
+
+    var isLet: Bool { bindingSpecifier.tokenKind == .keyword(.let) }
+
+    var isLazy: Bool { modifiers.contains { $0.name.tokenKind == .keyword(.lazy) } }
+
+    /// True when some binding has a getter (a computed property); observers alone keep it stored.
+    var isComputed: Bool {
+        bindings.contains { binding in
+            switch binding.accessorBlock?.accessors {
+            case .getter: return true
+            case .accessors(let accessors):
+                return accessors.contains { !$0.isObserver }
+            case nil: return false
+            }
+        }
+    }
+
+    var hasObservers: Bool {
+        bindings.contains { binding in
+            if case .accessors(let accessors) = binding.accessorBlock?.accessors {
+                return accessors.contains { $0.isObserver }
+            }
+            return false
+        }
+    }
+
+    /// A stored instance property that `@Model` persists unless it is `@Transient` or already handled.
+    var isPersistedCandidate: Bool {
+        !isStatic && !isLazy && !isComputed && !hasAttribute(named: "Transient")
+            && bindings.allSatisfy { $0.pattern.is(IdentifierPatternSyntax.self) }
+    }
+
+    /// The property name without backticks (what the schema stores).
+    var propertyName: String? {
+        guard bindings.count == 1, let pattern = bindings.first?.pattern.as(IdentifierPatternSyntax.self) else {
+            return nil
+        }
+        return pattern.identifier.identifier?.name ?? pattern.identifier.trimmed.text
+    }
+
+    /// The property name as written in code (keeps backticks such as `` `default` ``).
+    var keyPathComponent: String? {
+        bindings.first?.pattern.as(IdentifierPatternSyntax.self)?.identifier.trimmed.text
+    }
+
+    /// Attributes match by their last component, so `@Attribute` and `@SwiftData.Attribute` both count.
+    func attribute(named name: String) -> AttributeSyntax? {
+        for element in attributes {
+            if case .attribute(let attribute) = element,
+               attribute.attributeName.trimmedDescription.split(separator: ".").last.map(String.init) == name {
+                return attribute
+            }
+        }
+        return nil
+    }
+
+    func hasAttribute(named name: String) -> Bool { attribute(named: name) != nil }
+}
+
+extension AccessorDeclSyntax {
+    var isObserver: Bool {
+        accessorSpecifier.tokenKind == .keyword(.willSet) || accessorSpecifier.tokenKind == .keyword(.didSet)
+    }
+}
+
+extension AttributeSyntax {
+    /// The argument list exactly as written (`""` for a bare attribute).
+    var argumentText: String {
+        if case .argumentList(let arguments) = self.arguments { return arguments.trimmedDescription }
+        return ""
+    }
+}
+
+extension TypeSyntax {
+    /// `T!` is not allowed after `as`; `T?` means the same there.
+    var withoutImplicitUnwrap: String {
+        if let iuo = self.as(ImplicitlyUnwrappedOptionalTypeSyntax.self) {
+            return "\(iuo.wrappedType.trimmedDescription)?"
+        }
+        return trimmedDescription
+    }
+
+    /// `T?` and `T!`: like Swift, only the sugared spellings start out `nil` without an
+    /// initializer (`var x: Optional<T>` must be assigned, with or without `@Model`).
+    var isOptional: Bool {
+        self.is(OptionalTypeSyntax.self) || self.is(ImplicitlyUnwrappedOptionalTypeSyntax.self)
+    }
+}
+
+extension String {
+    /// A Swift string literal for the text (property names are identifiers, so escaping is trivial).
+    var stringLiteral: String { "\"" + self + "\"" }
+}
+
+extension MacroExpansionContext {
+    /// The name of the innermost enclosing class, used to spell rooted key paths.
+    var enclosingClassName: String? {
+        for node in lexicalContext {
+            if let classDecl = node.as(ClassDeclSyntax.self) { return classDecl.name.trimmed.text }
+            if node.is(StructDeclSyntax.self) || node.is(EnumDeclSyntax.self) || node.is(ActorDeclSyntax.self)
+                || node.is(ProtocolDeclSyntax.self) || node.is(ExtensionDeclSyntax.self) {
+                return nil
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,100 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxBuilder
+import SwiftSyntaxMacros
+
+/// `@_PersistedProperty`: added by `@Model` to each persisted stored property. It makes the
+/// property computed over the model's backing data, and adds an empty `_name` peer whose only
+/// job is to let the `init` accessor declare `initializes: _name`. That way the compiler still
+/// checks that every initializer of the class assigns every non-defaulted property, exactly
+/// as it would for a stored property.
+///
+/// - With an initial value (`var isFavorite = false`), the compiler passes that value to the
+///   `init` accessor in every initializer, so defaults reach the backing data. The type of an
+///   untyped property (`var count = 0`) is inferred from that value, as for `@Observable`.
+/// - A `T?` or `T!` without an initial value needs nothing special: the compiler calls its
+///   `init` accessor with `nil` in every initializer that does not assign it, as it
+///   default-initializes a stored Optional, so `nil` reaches the backing data. (`Optional<T>`
+///   spelled out must be assigned, exactly as without `@Model`.)
+/// - `willSet`/`didSet` are rejected: the property is computed after expansion and SwiftData does
+///   not run observers; keeping them would make the compiler reject the generated accessors.
+public struct PersistedPropertyMacro {}
+
+extension PersistedPropertyMacro: AccessorMacro {
+    public static func expansion(
+        of node: AttributeSyntax,
+        providingAccessorsOf declaration: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
+    ) throws -> [AccessorDeclSyntax] {
+        guard let property = PersistedProperty(declaration, in: context) else {
+            context.diagnose(Diagnostic(node: node, message: SwiftDataDiagnostic.persistedPropertyOutsideModel))
+            return []
+        }
+        if property.decl.hasObservers {
+            context.diagnose(Diagnostic(
+                node: property.decl.bindings.first!.accessorBlock!, message: SwiftDataDiagnostic.propertyObservers(property.name)))
+            return []
+        }
+        let name = property.keyPath
+        let storage = "_\(property.name)"
+        return [
+            """
+            @storageRestrictions(accesses: _$backingData, initializes: \(raw: storage))
+            init(initialValue) {
+                _$backingData.setValue(forKey: \\\(raw: property.type).\(raw: name), to: initialValue)
+                \(raw: storage) = _SwiftDataNoType()
+            }
+            """,
+            """
+            get {
+                access(keyPath: \\.\(raw: name))
+                return self.getValue(forKey: \\.\(raw: name))
+            }
+            """,
+            """
+            set {
+                withMutation(keyPath: \\.\(raw: name)) {
+                    self.setValue(forKey: \\.\(raw: name), to: newValue)
+                }
+            }
+            """,
+        ]
+    }
+}
+
+extension PersistedPropertyMacro: PeerMacro {
+    public static func expansion(
+        of node: AttributeSyntax,
+        providingPeersOf declaration: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        // Diagnostics are reported once, by the accessor role.
+        guard let property = PersistedProperty(declaration, in: context), !property.decl.hasObservers else {
+            return []
+        }
+        return ["@Transient private var _\(raw: property.name): _SwiftDataNoType"]
+    }
+}
+
+/// The facts about one persisted property that both roles need.
+private struct PersistedProperty {
+    let decl: VariableDeclSyntax
+    /// The name without backticks, used for the `_name` peer.
+    let name: String
+    /// The name as written, used in key paths.
+    let keyPath: String
+    /// The enclosing model class.
+    let type: String
+
+    init?(_ declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext) {
+        guard let decl = declaration.as(VariableDeclSyntax.self),
+              !decl.isLet, !decl.isStatic, !decl.isComputed,
+              let name = decl.propertyName, let keyPath = decl.keyPathComponent,
+              let type = context.enclosingClassName
+        else { return nil }
+        self.decl = decl
+        self.name = name
+        self.keyPath = keyPath
+        self.type = type
+    }
+}

@@ -1,0 +1,143 @@
+import Synchronization
+
+/// The in-memory store: the published version readers see, and the one serial
+/// path every commit takes.
+///
+/// Readers call `current` and get a consistent version at once: a commit in
+/// progress neither blocks them nor shows them half of itself, because a commit
+/// builds its new version aside and publishes it with one pointer swap.
+public final class Store: Sendable {
+    public let schema: StoreSchema
+    private let published: Mutex<StoreVersion>
+    /// Serializes commits; readers never take it.
+    private let commitPath = Mutex<Void>(())
+
+    public init(schema: StoreSchema) {
+        self.schema = schema
+        self.published = Mutex(StoreVersion(schema: schema))
+    }
+
+    /// The latest published version.
+    /// - Complexity: O(1)
+    public var current: StoreVersion {
+        published.withLock { $0 }
+    }
+
+    /// Applies `changes` atomically and publishes the result as a new version.
+    ///
+    /// Order: deletes, then inserts (an insert whose unique key exists updates that
+    /// row instead: an upsert), then updates (a unique key clash throws), then every
+    /// reference to a temporary row is rewritten to its permanent identifier.
+    /// When it throws, nothing is published.
+    /// - Complexity: O(changes), plus O(rows / chunk size) to copy chunk tables.
+    public func commit(_ changes: ChangeSet) throws(StoreError) -> CommitResult {
+        try commitPath.withLock { _ throws(StoreError) -> CommitResult in
+            var version = current
+            let result = try Self.apply(changes, to: &version)
+            published.withLock { $0 = version }
+            return result
+        }
+    }
+
+    /// Removes every row of every entity, as one commit.
+    public func removeAll() {
+        commitPath.withLock { _ in
+            var version = StoreVersion(schema: schema)
+            version.generation = current.generation + 1
+            published.withLock { $0 = version }
+        }
+    }
+
+    private static func apply(_ changes: ChangeSet, to version: inout StoreVersion) throws(StoreError) -> CommitResult {
+        let schema = version.schema
+        for e in changes.inserts.map(\.entity) + changes.updates.map(\.entity) + changes.deletes.map(\.entity)
+        where !schema.entities.indices.contains(e) {
+            throw .unknownEntity("#\(e)")
+        }
+        var deleted: [EntityRow] = []
+        for delete in changes.deletes where version.remove(delete.id, of: delete.entity) {
+            deleted.append(EntityRow(entity: delete.entity, id: delete.id))
+        }
+
+        var assigned: [EntityRow: RowID] = [:]
+        var upserted: Set<EntityRow> = []
+        var inserted: [EntityRow] = []
+        var updated: [EntityRow] = []
+        var written: [EntityRow] = []
+        for insert in changes.inserts {
+            let temporary = EntityRow(entity: insert.entity, id: insert.temporaryID)
+            let id: RowID
+            if let clash = version.conflict(for: insert.row, entity: insert.entity, excluding: nil) {
+                // Upsert: the new model takes over the row that holds its key.
+                id = clash.row
+                if let other = version.conflict(for: insert.row, entity: insert.entity, excluding: id) {
+                    throw violation(schema.entities[insert.entity], other.constraint, other.key)
+                }
+                version.write(insert.row, at: id, of: insert.entity)
+                upserted.insert(temporary)
+                updated.append(EntityRow(entity: insert.entity, id: id))
+            } else {
+                id = version.insert(insert.row, of: insert.entity)
+                inserted.append(EntityRow(entity: insert.entity, id: id))
+            }
+            assigned[temporary] = id
+            written.append(EntityRow(entity: insert.entity, id: id))
+        }
+
+        for update in changes.updates {
+            let id = assigned[EntityRow(entity: update.entity, id: update.id)] ?? update.id
+            // A row another context deleted meanwhile stays deleted: the delete wins.
+            guard var row = version.row(id, of: update.entity) else { continue }
+            for (slot, value) in update.values { row[slot] = value }
+            if let clash = version.conflict(for: row, entity: update.entity, excluding: id) {
+                throw violation(schema.entities[update.entity], clash.constraint, clash.key)
+            }
+            version.write(row, at: id, of: update.entity)
+            let key = EntityRow(entity: update.entity, id: id)
+            updated.append(key)
+            written.append(key)
+        }
+
+        if !assigned.isEmpty {
+            for key in written {
+                guard let row = version.row(key.id, of: key.entity) else { continue }
+                let resolved = resolve(row, of: schema.entities[key.entity], schema: schema, assigned: assigned)
+                if resolved != row { version.tables[key.entity].update(key.id, to: resolved) }
+            }
+        }
+
+        version.generation += 1
+        return CommitResult(
+            generation: version.generation, assigned: assigned, upserted: upserted,
+            inserted: inserted, updated: updated, deleted: deleted)
+    }
+
+    /// Rewrites references to temporary rows; a temporary row that was never
+    /// inserted becomes no reference at all.
+    private static func resolve(_ row: Row, of entity: EntityDescription, schema: StoreSchema, assigned: [EntityRow: RowID]) -> Row {
+        var row = row
+        for (j, relationship) in entity.relationships.enumerated() {
+            let slot = entity.slot(ofRelationship: j)
+            guard let destination = schema.entityIndex(named: relationship.destination) else { continue }
+            func permanent(_ id: RowID) -> RowID? {
+                id.isTemporary ? assigned[EntityRow(entity: destination, id: id)] : id
+            }
+            switch row[slot] {
+            case let .reference(id) where id.isTemporary:
+                row[slot] = permanent(id).map(Value.reference) ?? .null
+            case let .references(ids) where ids.contains(where: \.isTemporary):
+                row[slot] = .references(ids.compactMap(permanent))
+            default:
+                break
+            }
+        }
+        return row
+    }
+
+    private static func violation(_ entity: EntityDescription, _ constraint: Int, _ key: [Value]) -> StoreError {
+        .uniqueConstraintViolation(
+            entity: entity.name,
+            attributes: entity.uniqueness[constraint].map { entity.attributes[$0].name },
+            key: key)
+    }
+}

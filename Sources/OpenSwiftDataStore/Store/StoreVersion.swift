@@ -1,0 +1,57 @@
+/// One published, immutable state of the whole store.
+///
+/// Readers take a version and work on it without locks; later commits publish new
+/// versions that share every unchanged chunk and index node with this one.
+public struct StoreVersion: Sendable {
+    public let schema: StoreSchema
+    /// Increases by one with every commit.
+    public internal(set) var generation: UInt64 = 0
+    public internal(set) var tables: [Table]
+    /// Per entity, one index per unique constraint (in `EntityDescription.uniqueness` order).
+    public internal(set) var uniqueIndexes: [[UniqueIndex]]
+
+    init(schema: StoreSchema) {
+        self.schema = schema
+        self.tables = schema.entities.map { _ in Table() }
+        self.uniqueIndexes = schema.entities.map { entity in entity.uniqueness.map { UniqueIndex(slots: $0) } }
+    }
+
+    /// The row `id` of entity `entity`.
+    /// - Complexity: O(1)
+    public func row(_ id: RowID, of entity: Int) -> Row? { tables[entity][id] }
+
+    /// The row that holds `key` under unique constraint `constraint` of `entity`.
+    /// - Complexity: expected O(1)
+    public func lookup(unique key: [Value], constraint: Int, of entity: Int) -> RowID? {
+        uniqueIndexes[entity][constraint].lookup(key)
+    }
+
+    /// The first unique constraint of `entity` whose key `row` already holds, other than `id`.
+    func conflict(for row: Row, entity: Int, excluding id: RowID?) -> (constraint: Int, key: [Value], row: RowID)? {
+        for (c, index) in uniqueIndexes[entity].enumerated() {
+            guard let key = index.key(of: row), let other = index.lookup(key), other != id else { continue }
+            return (c, key, other)
+        }
+        return nil
+    }
+
+    mutating func write(_ row: Row, at id: RowID, of entity: Int) {
+        if let old = tables[entity][id] {
+            for c in uniqueIndexes[entity].indices { uniqueIndexes[entity][c].remove(old, at: id) }
+            tables[entity].update(id, to: row)
+        }
+        for c in uniqueIndexes[entity].indices { uniqueIndexes[entity][c].add(row, at: id) }
+    }
+
+    mutating func insert(_ row: Row, of entity: Int) -> RowID {
+        let id = tables[entity].insert(row)
+        for c in uniqueIndexes[entity].indices { uniqueIndexes[entity][c].add(row, at: id) }
+        return id
+    }
+
+    mutating func remove(_ id: RowID, of entity: Int) -> Bool {
+        guard let old = tables[entity].remove(id) else { return false }
+        for c in uniqueIndexes[entity].indices { uniqueIndexes[entity][c].remove(old, at: id) }
+        return true
+    }
+}

@@ -1,0 +1,70 @@
+/// Everything one save hands to the store, committed atomically.
+///
+/// Inserted rows carry temporary identifiers (negative); any reference value in the
+/// change set may name a temporary row, and the commit rewrites it to the permanent one.
+public struct ChangeSet: Sendable {
+    public struct Insert: Sendable {
+        public var entity: Int
+        public var temporaryID: RowID
+        public var row: Row
+        public init(entity: Int, temporaryID: RowID, row: Row) {
+            self.entity = entity
+            self.temporaryID = temporaryID
+            self.row = row
+        }
+    }
+
+    public struct Update: Sendable {
+        public var entity: Int
+        public var id: RowID
+        /// Changed slots and their new values.
+        public var values: [Int: Value]
+        public init(entity: Int, id: RowID, values: [Int: Value]) {
+            self.entity = entity
+            self.id = id
+            self.values = values
+        }
+    }
+
+    public struct Delete: Sendable {
+        public var entity: Int
+        public var id: RowID
+        public init(entity: Int, id: RowID) {
+            self.entity = entity
+            self.id = id
+        }
+    }
+
+    public var inserts: [Insert] = []
+    public var updates: [Update] = []
+    public var deletes: [Delete] = []
+    /// Who made the change (`ModelContext.author`), kept for history.
+    public var author: String?
+
+    public init() {}
+
+    public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty }
+}
+
+/// A row of some entity: the key the commit result uses for identifiers.
+public struct EntityRow: Hashable, Sendable {
+    public var entity: Int
+    public var id: RowID
+    public init(entity: Int, id: RowID) {
+        self.entity = entity
+        self.id = id
+    }
+}
+
+/// What a commit did.
+public struct CommitResult: Sendable {
+    /// The generation of the version the commit published.
+    public var generation: UInt64
+    /// Permanent identifiers for the temporary ones of the change set.
+    public var assigned: [EntityRow: RowID]
+    /// Temporary rows whose unique key already existed: they updated that row (upsert).
+    public var upserted: Set<EntityRow>
+    public var inserted: [EntityRow]
+    public var updated: [EntityRow]
+    public var deleted: [EntityRow]
+}

@@ -1,0 +1,124 @@
+import Foundation
+
+/// A stored value, in the engine's own representation.
+///
+/// Rows hold `Value`s rather than Swift model properties so that the engine, the
+/// document format and the CLI work without the application's model types. Model
+/// values are converted once, at the boundary between a model object and its row.
+public enum Value: Hashable, Sendable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case uint(UInt64)
+    case double(Double)
+    case string(String)
+    case date(Date)
+    case data(Data)
+    case uuid(UUID)
+    case url(URL)
+    case decimal(Decimal)
+    /// Arrays and sets of storable values (a set is stored in a canonical order).
+    case array([Value])
+    /// Dictionaries of storable values, as key/value pairs in a canonical order.
+    case dictionary([Pair])
+    /// A `Codable` composite (struct or enum) the engine does not look into yet,
+    /// encoded as JSON with sorted keys so equal values have equal bytes.
+    case codable(Data)
+    /// A to-one relationship: the row of the destination entity.
+    case reference(RowID)
+    /// A to-many relationship: the rows of the destination entity, in order.
+    case references([RowID])
+
+    /// One key/value entry of a stored dictionary.
+    public struct Pair: Hashable, Sendable {
+        public var key: Value
+        public var value: Value
+        public init(key: Value, value: Value) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+}
+
+extension Value: Comparable {
+    /// A total order over values: first by kind, then by the kind's natural order.
+    ///
+    /// Sorting and (later) index keys use this order. Strings compare by Unicode
+    /// scalar values, which is what `String.StandardComparator.lexical` does on Linux.
+    public static func < (lhs: Value, rhs: Value) -> Bool {
+        switch (lhs, rhs) {
+        case let (.bool(a), .bool(b)): return !a && b
+        case let (.int(a), .int(b)): return a < b
+        case let (.uint(a), .uint(b)): return a < b
+        case let (.int(a), .uint(b)): return a < 0 || UInt64(a) < b
+        case let (.uint(a), .int(b)): return b >= 0 && a < UInt64(b)
+        case let (.double(a), .double(b)): return a < b
+        case let (.int(a), .double(b)): return Double(a) < b
+        case let (.double(a), .int(b)): return a < Double(b)
+        case let (.string(a), .string(b)): return a < b
+        case let (.date(a), .date(b)): return a < b
+        case let (.data(a), .data(b)): return a.lexicographicallyPrecedes(b)
+        case let (.uuid(a), .uuid(b)): return a.uuidString < b.uuidString
+        case let (.url(a), .url(b)): return a.absoluteString < b.absoluteString
+        case let (.decimal(a), .decimal(b)): return a < b
+        case let (.array(a), .array(b)): return a.lexicographicallyPrecedes(b)
+        case let (.codable(a), .codable(b)): return a.lexicographicallyPrecedes(b)
+        case let (.reference(a), .reference(b)): return a < b
+        case let (.references(a), .references(b)): return a.lexicographicallyPrecedes(b)
+        default: return lhs.kindRank < rhs.kindRank
+        }
+    }
+
+    private var kindRank: Int {
+        switch self {
+        case .null: 0
+        case .bool: 1
+        case .int, .uint, .double: 2
+        case .decimal: 3
+        case .string: 4
+        case .date: 5
+        case .data: 6
+        case .uuid: 7
+        case .url: 8
+        case .array: 9
+        case .dictionary: 10
+        case .codable: 11
+        case .reference: 12
+        case .references: 13
+        }
+    }
+}
+
+extension Value.Pair: Comparable {
+    public static func < (lhs: Value.Pair, rhs: Value.Pair) -> Bool {
+        lhs.key == rhs.key ? lhs.value < rhs.value : lhs.key < rhs.key
+    }
+}
+
+extension Value: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .null: "nil"
+        case let .bool(v): "\(v)"
+        case let .int(v): "\(v)"
+        case let .uint(v): "\(v)"
+        case let .double(v): "\(v)"
+        case let .string(v): "\"\(v)\""
+        case let .date(v): v.formatted(.iso8601)
+        case let .data(v): "<\(v.count) bytes>"
+        case let .uuid(v): v.uuidString
+        case let .url(v): v.absoluteString
+        case let .decimal(v): "\(v)"
+        case let .array(v): "[\(v.map(\.description).joined(separator: ", "))]"
+        case let .dictionary(v): "[\(v.map { "\($0.key): \($0.value)" }.joined(separator: ", "))]"
+        case let .codable(v): String(decoding: v, as: UTF8.self)
+        case let .reference(v): "→\(v)"
+        case let .references(v): "→[\(v.map(\.description).joined(separator: ", "))]"
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import OpenSwiftDataMacros
+import SwiftSyntaxMacroExpansion
+
+/// Every SwiftData macro under the name user code spells it. `@Model` and `@ModelActor` get
+/// the conformances the compiler would pass for a type that has none of them yet.
+let allMacros: [String: MacroSpec] = [
+    "Model": MacroSpec(type: ModelMacro.self, conformances: ["Observable", "PersistentModel"]),
+    "_PersistedProperty": MacroSpec(type: PersistedPropertyMacro.self),
+    "Attribute": MacroSpec(type: AttributeMacro.self),
+    "Relationship": MacroSpec(type: RelationshipMacro.self),
+    "Transient": MacroSpec(type: TransientMacro.self),
+    "Unique": MacroSpec(type: UniqueMacro.self),
+    "Index": MacroSpec(type: IndexMacro.self),
+    "ModelActor": MacroSpec(type: ModelActorMacro.self, conformances: ["ModelActor"]),
+]
+
+/// Only `@Model`: the memberAttribute role's `@_PersistedProperty` stays visible, unexpanded.
+let modelOnly: [String: MacroSpec] = ["Model": allMacros["Model"]!]
+
+/// The members `@Model` adds to a class named `type`, for tests whose subject is elsewhere
+/// (the Trip test in `ModelMacroTests` spells them out in full). Starts with the blank line
+/// the expansion puts before them. `metadata` holds the
+/// `PropertyMetadata(...)` arguments, one per persisted property; `storage` the peer names.
+func modelMembers(_ type: String, metadata: [String], storage: [String]) -> String {
+    let entries = metadata.isEmpty
+        ? "[]"
+        : "[\n" + metadata.map { "            OpenSwiftData.Schema.PropertyMetadata(\($0))" }.joined(separator: ",\n") + "\n        ]"
+    let inits = storage.map { "        \($0) = _SwiftDataNoType()\n" }.joined()
+    return """
+
+        @Transient private var _$backingData: any OpenSwiftData.BackingData<\(type)> = \(type).createBackingData()
+
+        public var persistentBackingData: any OpenSwiftData.BackingData<\(type)> {
+            get {
+                _$backingData
+            }
+            set {
+                _$backingData = newValue
+            }
+        }
+
+        public static var schemaMetadata: [OpenSwiftData.Schema.PropertyMetadata] {
+            \(entries)
+        }
+
+        public required init(backingData: any OpenSwiftData.BackingData<\(type)>) {
+    \(inits)        self.persistentBackingData = backingData
+        }
+
+        @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+
+        internal nonisolated func access<_M>(keyPath: KeyPath<\(type), _M>) {
+            _$observationRegistrar.access(self, keyPath: keyPath)
+        }
+
+        internal nonisolated func withMutation<_M, _MR>(keyPath: KeyPath<\(type), _M>, _ mutation: () throws -> _MR) rethrows -> _MR {
+            try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+        }
+
+        internal struct _SwiftDataNoType {
+        }
+    """
+}
