@@ -1,0 +1,98 @@
+import SwiftData
+import Testing
+
+/// Point 7: every field of `FetchDescriptor`.
+@Suite struct FetchDescriptorTests {
+    let container: ModelContainer
+    let context: ModelContext
+
+    init() throws {
+        container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        context = ModelContext(container)
+        let rows: [(String, String, Double, Bool)] = [
+            ("a", "Paris", 300, true), ("b", "rome", 100, false), ("c", "Oslo", 200, true),
+            ("d", "Paris", 100, false), ("e", "Zürich", 500, true), ("f", "oslo", 200, false),
+        ]
+        for (i, row) in rows.enumerated() {
+            let trip = Trip(name: row.0, destination: row.1, startDate: Date(timeIntervalSince1970: Double(i) * 86400))
+            trip.price = row.2
+            trip.isFavorite = row.3
+            context.insert(trip)
+        }
+        try context.save()
+    }
+
+    @Test func predicateFilters() throws {
+        let cheap = try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.price < 250 && !$0.isFavorite }))
+        #expect(Set(cheap.map(\.name)) == ["b", "d", "f"])
+        let since = Date(timeIntervalSince1970: 3 * 86400)
+        let late = try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.startDate >= since }))
+        #expect(Set(late.map(\.name)) == ["d", "e", "f"])
+        let noted = try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.notes == nil }))
+        #expect(noted.count == 6)
+    }
+
+    @Test func sortByManyKeysAndReverse() throws {
+        let descriptor = FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.price, order: .reverse), SortDescriptor(\.name)])
+        #expect(try context.fetch(descriptor).map(\.name) == ["e", "a", "c", "f", "b", "d"])
+    }
+
+    @Test func stringsSortAsFoundationOrdersThem() throws {
+        let mine = try context.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.destination), SortDescriptor(\.name)]))
+        let all = try context.fetch(FetchDescriptor<Trip>())
+        let foundation = all.sorted(using: [SortDescriptor(\Trip.destination), SortDescriptor(\Trip.name)])
+        #expect(mine.map(\.name) == foundation.map(\.name))
+        // Lexical order on Linux: uppercase before lowercase.
+        #expect(mine.map(\.destination) == ["Oslo", "Paris", "Paris", "Zürich", "oslo", "rome"])
+    }
+
+    @Test func limitAndOffset() throws {
+        var descriptor = FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])
+        descriptor.fetchLimit = 2
+        descriptor.fetchOffset = 1
+        #expect(try context.fetch(descriptor).map(\.name) == ["b", "c"])
+        #expect(try context.fetchCount(descriptor) == 2)
+        descriptor.fetchOffset = 5
+        #expect(try context.fetch(descriptor).map(\.name) == ["f"])
+        descriptor.fetchOffset = 50
+        #expect(try context.fetch(descriptor).isEmpty)
+    }
+
+    @Test func includePendingChanges() throws {
+        let pending = Trip(name: "pending", destination: "Paris")
+        context.insert(pending)
+        let doomed = try #require(try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "a" })).first)
+        context.delete(doomed)
+        let paris = #Predicate<Trip> { $0.destination == "Paris" }
+        var descriptor = FetchDescriptor<Trip>(predicate: paris, sortBy: [SortDescriptor(\.name, order: .reverse)])
+        #expect(try context.fetch(descriptor).map(\.name) == ["pending", "d"])
+        descriptor.includePendingChanges = false
+        #expect(try context.fetch(descriptor).map(\.name) == ["d"])
+    }
+
+    @Test func hintsDoNotChangeResults() throws {
+        var plain = FetchDescriptor<Trip>(predicate: #Predicate { $0.price >= 200 }, sortBy: [SortDescriptor(\.name)])
+        let expected = try context.fetch(plain).map(\.name)
+        plain.propertiesToFetch = [\.name, \.price]
+        plain.relationshipKeyPathsForPrefetching = [\.bucketList]
+        #expect(try context.fetch(plain).map(\.name) == expected)
+        #expect(expected == ["a", "c", "e", "f"])
+    }
+
+    @Test func localizedStandardContainsCompilesAndMatches() throws {
+        let matches = try context.fetch(FetchDescriptor<Trip>(
+            predicate: #Predicate { $0.destination.localizedStandardContains("OSL") },
+            sortBy: [SortDescriptor(\.name)]))
+        #expect(matches.map(\.name) == ["c", "f"])
+        let accents = try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.destination.localizedStandardContains("zur") }))
+        #expect(accents.map(\.name) == ["e"])
+    }
+
+    @Test func caseInsensitiveCompareCompilesAndMatches() throws {
+        let target = "ROME"
+        let ordered = ComparisonResult.orderedSame
+        let matches = try context.fetch(FetchDescriptor<Trip>(
+            predicate: #Predicate { $0.destination.caseInsensitiveCompare(target) == ordered }))
+        #expect(matches.map(\.name) == ["b"])
+    }
+}

@@ -1,0 +1,78 @@
+import SwiftData
+import Testing
+
+/// Point 4: identifiers and model identity.
+@Suite struct IdentityTests {
+    let container: ModelContainer
+
+    init() throws {
+        container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+    }
+
+    @Test func identifierIsTemporaryUntilSaved() throws {
+        let context = ModelContext(container)
+        let trip = Trip(name: "A", destination: "B")
+        context.insert(trip)
+        let temporary = trip.persistentModelID
+        #expect(temporary.entityName == "Trip")
+        #expect(temporary.description.contains("/t"))
+        try context.save()
+        let permanent = trip.persistentModelID
+        #expect(permanent != temporary)
+        #expect(permanent.description.contains("/p"))
+        #expect(permanent.storeIdentifier != nil)
+        #expect(trip.id == permanent)
+    }
+
+    @Test func identifiersAreCodableComparableAndHashable() throws {
+        let context = ModelContext(container)
+        let a = Trip(name: "A", destination: "X"), b = Trip(name: "B", destination: "X")
+        context.insert(a)
+        context.insert(b)
+        try context.save()
+        let data = try JSONEncoder().encode([a.persistentModelID, b.persistentModelID])
+        let decoded = try JSONDecoder().decode([PersistentIdentifier].self, from: data)
+        #expect(decoded == [a.persistentModelID, b.persistentModelID])
+        #expect(a.persistentModelID < b.persistentModelID)
+        #expect(Set(decoded).count == 2)
+        #expect(ModelContext(container).model(for: decoded[1]) is Trip)
+    }
+
+    @Test func oneObjectPerRowPerContext() throws {
+        let writer = ModelContext(container)
+        writer.insert(Trip(name: "A", destination: "B"))
+        try writer.save()
+        let reader = ModelContext(container)
+        let first = try reader.fetch(FetchDescriptor<Trip>())
+        let second = try reader.fetch(FetchDescriptor<Trip>())
+        #expect(first[0] === second[0])
+        #expect(reader.model(for: first[0].persistentModelID) === first[0])
+        let registered: Trip? = reader.registeredModel(for: first[0].persistentModelID)
+        #expect(registered === first[0])
+        // Another context has its own instance.
+        let elsewhere = try ModelContext(container).fetch(FetchDescriptor<Trip>())
+        #expect(elsewhere[0] !== first[0])
+        #expect(elsewhere[0].persistentModelID == first[0].persistentModelID)
+    }
+
+    @Test func modelKnowsItsContextChangesAndDeletion() throws {
+        let context = ModelContext(container)
+        let trip = Trip(name: "A", destination: "B")
+        #expect(trip.modelContext == nil)
+        #expect(!trip.hasChanges)
+        context.insert(trip)
+        #expect(trip.modelContext === context)
+        #expect(trip.hasChanges)
+        try context.save()
+        #expect(!trip.hasChanges)
+        trip.destination = "C"
+        #expect(trip.hasChanges)
+        try context.save()
+        #expect(!trip.isDeleted)
+        context.delete(trip)
+        #expect(trip.isDeleted)
+        try context.save()
+        #expect(trip.isDeleted)
+        #expect(trip.modelContext == nil)
+    }
+}

@@ -1,0 +1,106 @@
+import SwiftData
+import Testing
+
+/// Point 2: what `@Model` and its companions do at run time.
+@Suite struct ModelMacroBehaviourTests {
+    @Test func schemaMetadataListsStoredPropertiesInOrder() {
+        let names = Trip.schemaMetadata.map(\.name)
+        #expect(names == [
+            "name", "destination", "startDate", "endDate", "isFavorite", "price", "notes", "bucketList",
+            "livingAccommodation",
+        ])
+        #expect(!names.contains("isSelected"))
+        let favorite = Trip.schemaMetadata.first { $0.name == "isFavorite" }
+        #expect(favorite?.defaultValue as? Bool == false)
+        #expect(favorite?.keypath == \Trip.isFavorite)
+        let name = Trip.schemaMetadata.first { $0.name == "name" }
+        #expect((name?.metadata as? Schema.Attribute)?.isUnique == true)
+    }
+
+    @Test func observationFiresOnStoredPropertyChange() {
+        let trip = Trip(name: "A", destination: "B")
+        nonisolated(unsafe) var fired = 0
+        withObservationTracking {
+            _ = trip.destination
+        } onChange: {
+            fired += 1
+        }
+        trip.name = "untracked"
+        #expect(fired == 0)
+        trip.destination = "C"
+        #expect(fired == 1)
+    }
+
+    @Test func defaultsReachStorageThroughInitializers() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        context.insert(Trip(name: "A", destination: "B"))
+        try context.save()
+        let fetched = try ModelContext(container).fetch(FetchDescriptor<Trip>())
+        #expect(fetched.first?.isFavorite == false)
+        #expect(fetched.first?.price == 0)
+        #expect(fetched.first?.notes == nil)
+        #expect(fetched.first?.bucketList.isEmpty == true)
+    }
+
+    @Test func transientIsNotStoredAndResetsOnFetch() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        let trip = Trip(name: "A", destination: "B")
+        trip.isSelected = true
+        context.insert(trip)
+        try context.save()
+        // The same context keeps its instance, and so the transient value.
+        #expect(try context.fetch(FetchDescriptor<Trip>()).first?.isSelected == true)
+        // A fresh fetch elsewhere makes a new instance: the default again.
+        #expect(try ModelContext(container).fetch(FetchDescriptor<Trip>()).first?.isSelected == false)
+        #expect(Schema(Trip.self).entity(for: Trip.self)?.attributesByName["isSelected"] == nil)
+    }
+
+    @Test func uniqueAndIndexDeclarationsReachTheSchema() throws {
+        let schema = Schema(Book.self, IndexedPlace.self)
+        let book = try #require(schema.entity(for: Book.self))
+        #expect(book.uniquenessConstraints == [["isbn"], ["title", "author"]])
+        let place = try #require(schema.entity(for: IndexedPlace.self))
+        #expect(place.indices == [["name"], ["country", "name"]])
+        #expect(place.uniquenessConstraints == [["code"]])
+    }
+
+    @Test func typedIndexWithRTreeCompilesAndStores() throws {
+        let container = try ModelContainer(for: SpatialPlace.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        context.insert(SpatialPlace(name: "Paris", latitude: 48.85, longitude: 2.35))
+        try context.save()
+        let near = try context.fetch(FetchDescriptor<SpatialPlace>(predicate: #Predicate { $0.latitude > 40 && $0.longitude < 10 }))
+        #expect(near.map(\.name) == ["Paris"])
+        #expect(Schema(SpatialPlace.self).entity(for: SpatialPlace.self)?.indices == [["name"]])
+    }
+}
+
+@Model
+final class IndexedPlace {
+    #Index<IndexedPlace>([\.name], [\.country, \.name])
+    @Attribute(.unique) var code: String
+    var name: String
+    var country: String
+
+    init(code: String, name: String, country: String) {
+        self.code = code
+        self.name = name
+        self.country = country
+    }
+}
+
+@Model
+final class SpatialPlace {
+    #Index<SpatialPlace>(.binary([\.name]), .rtree([\.latitude, \.longitude]))
+    var name: String
+    var latitude: Double
+    var longitude: Double
+
+    init(name: String, latitude: Double, longitude: Double) {
+        self.name = name
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+}
