@@ -6,7 +6,8 @@ extension ModelContext {
     ///
     /// Reads one consistent published version of the store; with
     /// `includePendingChanges`, unsaved inserts match too, and pending deletes never do.
-    /// - Complexity: O(n) in the entity's rows (the native query engine will use indexes).
+    /// - Complexity: O(1) expected when the predicate pins a unique attribute to a
+    ///   constant; otherwise O(n) in the entity's rows (the native query engine will use indexes).
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
         try matches(descriptor)
     }
@@ -85,7 +86,8 @@ extension ModelContext {
         let version = container.store.current
         var results: [T] = []
         var failure: (any Error)?
-        version.tables[entity].forEach { id, row in
+        let table = version.tables[entity]
+        func visit(_ id: RowID, _ row: Row) {
             guard failure == nil else { return }
             let identifier = identifier(of: layout, row: id)
             if deletedSet.contains(identifier) { return }
@@ -107,6 +109,11 @@ extension ModelContext {
             }
             if isNew { registry[identifier] = model }
             results.append(model)
+        }
+        if let candidates = UniqueKeyLookup.candidates(for: descriptor.predicate, layout: layout, entity: entity, in: version) {
+            for id in candidates { if let row = table[id] { visit(id, row) } }
+        } else {
+            table.forEach(visit)
         }
         if let failure { throw failure }
         if descriptor.includePendingChanges {

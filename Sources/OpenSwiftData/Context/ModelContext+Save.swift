@@ -67,6 +67,7 @@ extension ModelContext {
         let version = container.store.current
         var insertedIDs: [PersistentIdentifier] = []
         var updatedIDs: [PersistentIdentifier] = []
+        var displacedByUpsert = false
         for (entity, model) in insertedModels {
             let backing = model.modelBacking
             let temporary = EntityRow(entity: entity, id: RowID(backing.identifier.id.key))
@@ -74,13 +75,21 @@ extension ModelContext {
             let permanent = identifier(of: backing.layout, row: rowID)
             registry[backing.identifier] = nil
             if let displaced = registry[permanent], displaced !== model {
-                // Upsert onto a row this context already had: the inserted instance wins.
+                // Upsert onto a row this context already had: the inserted instance wins,
+                // and models that pointed at the displaced one read their references again.
                 displaced.modelBacking.context = nil
+                displacedByUpsert = true
             }
             registry[permanent] = model
             backing.identifier = permanent
             markSaved(backing, row: version.row(rowID, of: entity), generation: result.generation)
-            if result.upserted.contains(temporary) { updatedIDs.append(permanent) } else { insertedIDs.append(permanent) }
+            if result.upserted.contains(temporary) {
+                // The store merged relationships the new model left empty: read them from the row.
+                backing.forgetResolvedRelationships()
+                updatedIDs.append(permanent)
+            } else {
+                insertedIDs.append(permanent)
+            }
         }
         for (entity, model) in changedModels {
             let backing = model.modelBacking
@@ -90,6 +99,11 @@ extension ModelContext {
         for id in deletedIDs {
             registry[id]?.modelBacking.context = nil
             registry[id] = nil
+        }
+        if displacedByUpsert {
+            for model in registry.values where model.modelBacking.dirty.isEmpty {
+                model.modelBacking.forgetResolvedRelationships()
+            }
         }
         inserted = []
         insertedSet = []

@@ -73,7 +73,8 @@ public final class Store: Sendable {
                 if let other = version.conflict(for: insert.row, entity: insert.entity, excluding: id) {
                     throw violation(schema.entities[insert.entity], other.constraint, other.key)
                 }
-                version.write(insert.row, at: id, of: insert.entity)
+                let merged = mergeUpsert(insert.row, onto: id, of: insert.entity, in: &version)
+                version.write(merged, at: id, of: insert.entity)
                 upserted.insert(temporary)
                 updated.append(EntityRow(entity: insert.entity, id: id))
             } else {
@@ -110,6 +111,45 @@ public final class Store: Sendable {
         return CommitResult(
             generation: version.generation, assigned: assigned, upserted: upserted,
             inserted: inserted, updated: updated, deleted: deleted)
+    }
+
+    /// The row an upsert writes: the inserted attribute values; for relationships,
+    /// the inserted ones where set, else the stored ones. Rows that a replaced
+    /// relationship no longer reaches drop their inverse reference to the row.
+    private static func mergeUpsert(_ row: Row, onto id: RowID, of entity: Int, in version: inout StoreVersion) -> Row {
+        guard let old = version.row(id, of: entity) else { return row }
+        let description = version.schema.entities[entity]
+        var merged = row
+        for (j, relationship) in description.relationships.enumerated() {
+            let slot = description.slot(ofRelationship: j)
+            let new = references(in: merged[slot])
+            if new.isEmpty {
+                merged[slot] = old[slot]
+                continue
+            }
+            guard let inverse = relationship.inverse,
+                  let destination = version.schema.entityIndex(named: relationship.destination),
+                  let inverseSlot = version.schema.entities[destination].slot(named: inverse)
+            else { continue }
+            for target in references(in: old[slot]) where !new.contains(target) {
+                guard var other = version.row(target, of: destination) else { continue }
+                switch other[inverseSlot] {
+                case .reference(id): other[inverseSlot] = .null
+                case let .references(ids): other[inverseSlot] = .references(ids.filter { $0 != id })
+                default: continue
+                }
+                version.write(other, at: target, of: destination)
+            }
+        }
+        return merged
+    }
+
+    private static func references(in value: Value) -> [RowID] {
+        switch value {
+        case let .reference(id): [id]
+        case let .references(ids): ids
+        default: []
+        }
     }
 
     /// Rewrites references to temporary rows; a temporary row that was never
