@@ -250,6 +250,30 @@ import Testing
         #expect(courses[1].students.map(\.name) == ["Bob"])
     }
 
+    @Test func inferredManyToManyIsKeptInStep() throws {
+        let container = try makeContainer(GTag.self, GNote.self)
+        let context = ModelContext(container)
+        let work = GTag(label: "work")
+        let home = GTag(label: "home")
+        let memo = GNote(text: "memo")
+        let list = GNote(text: "list")
+        for tag in [work, home] { context.insert(tag) }
+        for note in [memo, list] { context.insert(note) }
+
+        memo.tags = [work, home]
+        work.notes.append(list)
+        #expect(Set(work.notes.map(\.text)) == ["memo", "list"])
+        #expect(home.notes.map(\.text) == ["memo"])
+        #expect(list.tags.map(\.label) == ["work"])
+        try context.save()
+
+        let other = ModelContext(container)
+        let notes = try other.fetch(FetchDescriptor<GNote>(sortBy: [SortDescriptor(\.text)]))
+        #expect(notes.map(\.text) == ["list", "memo"])
+        #expect(notes[0].tags.map(\.label) == ["work"])
+        #expect(Set(notes[1].tags.map(\.label)) == ["work", "home"])
+    }
+
     // MARK: Delete rules
 
     @Test func nullifyIsTheDefaultDeleteRule() throws {
@@ -368,6 +392,66 @@ import Testing
         let other = ModelContext(container)
         #expect(try other.fetch(FetchDescriptor<AnimalCategory>()).map(\.name) == ["Bird"])
         #expect(try other.fetch(FetchDescriptor<Animal>()).map(\.name) == ["Owl"])
+    }
+
+    @Test func cascadeFromAContextThatNeverReadTheRelatedModels() throws {
+        let container = try makeContainer(AnimalCategory.self, Animal.self)
+        let writer = ModelContext(container)
+        let category = AnimalCategory(name: "Rodent")
+        category.animals = [Animal(name: "Mouse", diet: .omnivorous), Animal(name: "Rat", diet: .omnivorous)]
+        writer.insert(category)
+        writer.insert(Animal(name: "Stray", diet: .carnivorous))
+        try writer.save()
+
+        // A fresh context deletes the category without touching its animals first.
+        let deleter = ModelContext(container)
+        try deleter.delete(model: AnimalCategory.self)
+        try deleter.save()
+
+        let reader = ModelContext(container)
+        #expect(try reader.fetchCount(FetchDescriptor<AnimalCategory>()) == 0)
+        #expect(try reader.fetch(FetchDescriptor<Animal>()).map(\.name) == ["Stray"])
+    }
+
+    @Test func nullifyFromAContextThatNeverReadTheOwner() throws {
+        let container = try makeContainer(GTeam.self, GPlayer.self)
+        let writer = ModelContext(container)
+        let team = GTeam(name: "Greens")
+        team.players = [GPlayer(name: "Stays"), GPlayer(name: "Leaves")]
+        writer.insert(team)
+        try writer.save()
+
+        let deleter = ModelContext(container)
+        try deleter.delete(model: GPlayer.self, where: #Predicate { $0.name == "Leaves" })
+        try deleter.save()
+
+        let reader = ModelContext(container)
+        let teamAgain = try #require(try reader.fetch(FetchDescriptor<GTeam>()).first)
+        #expect(teamAgain.players.map(\.name) == ["Stays"])
+        // The first context, refetching, sees the nullified relationship too.
+        let refetched = try #require(try writer.fetch(FetchDescriptor<GTeam>()).first)
+        #expect(refetched.players.map(\.name) == ["Stays"])
+    }
+
+    @Test func denyRuleAppliesToDeleteModelWhere() throws {
+        let container = try makeContainer(GDepartment.self, GEmployee.self)
+        let writer = ModelContext(container)
+        let staffed = GDepartment(name: "Staffed")
+        staffed.employees = [GEmployee(name: "Lee")]
+        writer.insert(staffed)
+        writer.insert(GDepartment(name: "Vacant"))
+        try writer.save()
+
+        let deleter = ModelContext(container)
+        try deleter.delete(model: GDepartment.self)
+        #expect(throws: SwiftDataError.modelValidationFailure) {
+            try deleter.save()
+        }
+
+        let reader = ModelContext(container)
+        let names = try reader.fetch(FetchDescriptor<GDepartment>(sortBy: [SortDescriptor(\.name)])).map(\.name)
+        #expect(names == ["Staffed", "Vacant"])
+        #expect(try reader.fetchCount(FetchDescriptor<GEmployee>()) == 1)
     }
 
     @Test func denyRuleThrowsAndDeletesNothing() throws {

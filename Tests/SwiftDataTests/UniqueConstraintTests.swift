@@ -161,6 +161,50 @@ import Testing
         #expect(books.map(\.author) == ["Plath", "Frost"])
     }
 
+    @Test func failedSaveWithClashAppliesNoneOfItsChanges() throws {
+        let container = try makeContainer(Trip.self)
+        let context = ModelContext(container)
+        let paris = Trip(name: "Paris", destination: "France")
+        let rome = Trip(name: "Rome", destination: "Italy")
+        context.insert(paris)
+        context.insert(rome)
+        try context.save()
+
+        // One save: an insert, a harmless update and a clashing update.
+        context.insert(Trip(name: "Madrid", destination: "Spain"))
+        paris.price = 500
+        rome.name = "Paris"
+        var caught: (any Error)?
+        do {
+            try context.save()
+        } catch {
+            caught = error
+        }
+        #expect(caught as? SwiftDataError == .uniqueConstraintViolation)
+
+        let other = ModelContext(container)
+        let trips = try other.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.destination)]))
+        #expect(trips.map(\.name) == ["Paris", "Rome"])
+        #expect(trips.map(\.price) == [0, 0])
+    }
+
+    @Test func clashBetweenTwoContextsThrowsOnUpdate() throws {
+        let container = try makeContainer(AnimalCategory.self, Animal.self)
+        let setup = ModelContext(container)
+        setup.insert(AnimalCategory(name: "Bird"))
+        setup.insert(AnimalCategory(name: "Fish"))
+        try setup.save()
+
+        let editor = ModelContext(container)
+        let fish = try #require(try editor.fetch(FetchDescriptor<AnimalCategory>(predicate: #Predicate { $0.name == "Fish" })).first)
+        fish.name = "Bird"
+        #expect(throws: SwiftDataError.uniqueConstraintViolation) {
+            try editor.save()
+        }
+        let reader = ModelContext(container)
+        #expect(try reader.fetch(FetchDescriptor<AnimalCategory>(sortBy: [SortDescriptor(\.name)])).map(\.name) == ["Bird", "Fish"])
+    }
+
     @Test func updateKeepingOwnUniqueValueSaves() throws {
         let container = try makeContainer(Trip.self)
         let context = ModelContext(container)
