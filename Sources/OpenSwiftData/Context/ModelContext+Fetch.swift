@@ -14,7 +14,8 @@ extension ModelContext {
 
     /// The number of models `fetch(_:)` would return.
     public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
-        try matches(descriptor).count
+        let query = try FetchQuery(descriptor, context: self)
+        return query.window(try query.candidates()).count
     }
 
     /// The models of `fetch(_:)`, read from the store `batchSize` at a time as the
@@ -25,7 +26,7 @@ extension ModelContext {
                 .includePendingChangesWithBatchSize,
                 "a batched fetch cannot include unsaved inserts: save first or set includePendingChanges to false")
         }
-        let identifiers = try matches(descriptor).map(\.persistentModelID)
+        let identifiers = try matchingIdentifiers(descriptor)
         return FetchResultsCollection(batches: .init(identifiers: identifiers, batchSize: batchSize) { [unowned self] ids in
             ids.compactMap { self.model(for: $0) as? T }
         })
@@ -38,7 +39,7 @@ extension ModelContext {
                 .sortingPendingChangesWithIdentifiers,
                 "identifiers of unsaved models cannot be sorted: save first or set includePendingChanges to false")
         }
-        return try matches(descriptor).map(\.persistentModelID)
+        return try matchingIdentifiers(descriptor)
     }
 
     /// The identifiers of `fetchIdentifiers(_:)`, as a collection read in batches.
@@ -59,7 +60,7 @@ extension ModelContext {
         _ fetch: FetchDescriptor<T>, batchSize: Int = 5000, allowEscapingMutations: Bool = false,
         block: (_ model: T) throws -> Void
     ) throws {
-        let identifiers = try matches(fetch).map(\.persistentModelID)
+        let identifiers = try matchingIdentifiers(fetch)
         let wasRegistered = Set(registry.keys)
         var start = 0
         let size = max(1, batchSize)
@@ -79,55 +80,15 @@ extension ModelContext {
         inserted.contains { registry[$0] is T }
     }
 
+    /// The identifiers of the filtered, sorted and windowed models, made without models.
+    func matchingIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [PersistentIdentifier] {
+        let query = try FetchQuery(descriptor, context: self)
+        return query.window(try query.candidates()).map { query.identifier(of: $0) }
+    }
+
     /// The filtered, sorted and windowed models of a descriptor.
     func matches<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
-        let entity = try container.entityIndex(of: T.self)
-        let layout = container.layout(at: entity)
-        let version = container.store.current
-        var results: [T] = []
-        var failure: (any Error)?
-        let table = version.tables[entity]
-        func visit(_ id: RowID, _ row: Row) {
-            guard failure == nil else { return }
-            let identifier = identifier(of: layout, row: id)
-            if deletedSet.contains(identifier) { return }
-            let model: T
-            var isNew = false
-            if let registered = registry[identifier] as? T {
-                refresh(registered.modelBacking, with: row, generation: version.generation)
-                model = registered
-            } else {
-                guard let made = makeModel(T.self, identifier: identifier, row: row, generation: version.generation) as? T else { return }
-                model = made
-                isNew = true
-            }
-            do {
-                guard try descriptor.predicate?.evaluate(model) ?? true else { return }
-            } catch {
-                failure = error
-                return
-            }
-            if isNew { registry[identifier] = model }
-            results.append(model)
-        }
-        if let candidates = UniqueKeyLookup.candidates(for: descriptor.predicate, layout: layout, entity: entity, in: version) {
-            for id in candidates { if let row = table[id] { visit(id, row) } }
-        } else {
-            table.forEach(visit)
-        }
-        if let failure { throw failure }
-        if descriptor.includePendingChanges {
-            for id in inserted {
-                guard let model = registry[id] as? T else { continue }
-                if try descriptor.predicate?.evaluate(model) ?? true { results.append(model) }
-            }
-        }
-        if !descriptor.sortBy.isEmpty {
-            results.sort(using: descriptor.sortBy)
-        }
-        let offset = min(max(descriptor.fetchOffset ?? 0, 0), results.count)
-        var end = results.count
-        if let limit = descriptor.fetchLimit, limit > 0 { end = min(end, offset + limit) }
-        return Array(results[offset..<end])
+        let query = try FetchQuery(descriptor, context: self)
+        return query.window(try query.candidates()).map { query.materialize($0) }
     }
 }

@@ -66,3 +66,15 @@ extension PredicateExpressions.StringLocalizedStandardContains: Codable where Ro
 extension PredicateExpressions.StringCaseInsensitiveCompare: Codable where Root: Codable, Other: Codable {}
 extension PredicateExpressions.StringLocalizedStandardContains: Sendable where Root: Sendable, Other: Sendable {}
 extension PredicateExpressions.StringCaseInsensitiveCompare: Sendable where Root: Sendable, Other: Sendable {}
+
+extension PredicateExpressions.StringLocalizedStandardContains: CompilablePredicateExpression {
+    func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
+        .value(.localizedStandardContains(try compiler.compile(root).expression, try compiler.compile(other).expression))
+    }
+}
+
+extension PredicateExpressions.StringCaseInsensitiveCompare: CompilablePredicateExpression {
+    func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
+        .value(.caseInsensitiveCompare(try compiler.compile(root).expression, try compiler.compile(other).expression))
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import OpenSwiftDataStore
+
+/// How a fetch was carried out: the access path, whether the predicate ran on
+/// stored rows, and how many rows it looked at. *Additive* (not in SwiftData).
+public struct FetchExplanation: CustomStringConvertible, Sendable {
+    /// How candidate rows were found.
+    public enum AccessPath: Hashable, Sendable {
+        /// Every row of the entity was tested.
+        case scan
+        /// A unique constraint's index gave the one candidate; the key's attributes.
+        case uniqueIndex([String])
+    }
+
+    /// How the predicate was applied.
+    public enum Filtering: Hashable, Sendable {
+        /// No predicate.
+        case none
+        /// Compiled and run on stored values, without making model objects.
+        case native
+        /// Evaluated on model objects with `Predicate.evaluate`; the reason why.
+        case fallback(String)
+    }
+
+    public let entityName: String
+    public let accessPath: AccessPath
+    public let filtering: Filtering
+    /// Rows the access path can produce, estimated before running.
+    public let estimatedRows: Int
+    /// Stored rows and unsaved models actually tested.
+    public let rowsExamined: Int
+    /// Models the fetch returns.
+    public let resultCount: Int
+
+    public var description: String {
+        let access = switch accessPath {
+        case .scan: "scan"
+        case let .uniqueIndex(names): "unique index (\(names.joined(separator: ", ")))"
+        }
+        let filter = switch filtering {
+        case .none: "no predicate"
+        case .native: "native predicate"
+        case let .fallback(reason): "predicate evaluated on models: \(reason)"
+        }
+        return "\(entityName): \(access), \(filter); estimated \(estimatedRows) rows, examined \(rowsExamined), returned \(resultCount)"
+    }
+}
+
+extension ModelContext {
+    /// Runs `descriptor` as `fetch(_:)` would, without making model objects for
+    /// its results, and tells how. *Additive*.
+    public func explain<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> FetchExplanation {
+        let query = try FetchQuery(descriptor, context: self)
+        var examined = 0
+        let results = query.window(try query.candidates(examined: &examined))
+        let access: FetchExplanation.AccessPath
+        let estimate: Int
+        switch query.access {
+        case .scan:
+            access = .scan
+            estimate = query.version.tables[query.entity].count
+        case let .unique(constraint, _):
+            access = .uniqueIndex(query.layout.uniqueness[constraint].map { query.layout.attributes[$0].name })
+            estimate = 1
+        }
+        let filtering: FetchExplanation.Filtering = switch query.filter {
+        case .all: .none
+        case .native: .native
+        case let .fallback(reason): .fallback(reason)
+        }
+        return FetchExplanation(
+            entityName: query.layout.name, accessPath: access, filtering: filtering,
+            estimatedRows: estimate, rowsExamined: examined, resultCount: results.count)
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import OpenSwiftDataStore
+
+// Equality, comparison and the Boolean connectives.
+
+extension PredicateExpressions.Equal: CompilablePredicateExpression {
+    func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
+        .value(.equal(try compiler.compile(lhs).expression, try compiler.compile(rhs).expression))
+    }
+}
+
+extension PredicateExpressions.NotEqual: CompilablePredicateExpression {
+    func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
+        .value(.notEqual(try compiler.compile(lhs).expression, try compiler.compile(rhs).expression))
+    }
+}
+
+extension PredicateExpressions.Comparison: CompilablePredicateExpression {
+    func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
+        try PredicateCompiler.requireNativeOrder(LHS.Output.self, "comparison")
+        let op: QueryExpression.ComparisonOperator = switch self.op {
+        case .lessThan: .lessThan
+        case .lessThanOrEqual: .lessThanOrEqual
+        case .greaterThan: .greaterThan
+        case .greaterThanOrEqual: .greaterThanOrEqual
+        }
+        return .value(.compare(op, try compiler.compile(lhs).expression, try compiler.compile(rhs).expression))
+    }
+}
+
+extension PredicateExpressions.Conjunction: CompilablePredicateExpression {
+    func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
+        .value(.and(try compiler.compile(lhs).expression, try compiler.compile(rhs).expression))
+    }
+}
+
+extension PredicateExpressions.Disjunction: CompilablePredicateExpression {
+    func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
+        .value(.or(try compiler.compile(lhs).expression, try compiler.compile(rhs).expression))
+    }
+}
+
+extension PredicateExpressions.Negation: CompilablePredicateExpression {
+    func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
+        .value(.not(try compiler.compile(wrapped).expression))
+    }
+}
+
+extension PredicateExpressions.Conditional: CompilablePredicateExpression {
+    func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
+        let a = try compiler.compile(trueBranch), b = try compiler.compile(falseBranch)
+        return PredicateCompiler.Node(
+            expression: .conditional(try compiler.compile(test).expression, a.expression, b.expression),
+            shape: a.shape)
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import OpenSwiftDataStore
+
+// Sequences and collections: membership, quantifiers, filters, extremes,
+// prefixes and subscripts, over stored arrays and to-many relationships alike.
+
+extension PredicateExpressions.SequenceContains: CompilablePredicateExpression {
+    func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
+        .value(.contains(try compiler.compile(sequence).expression, try compiler.compile(element).expression))
+    }
+}
+
+extension PredicateExpressions.SequenceContainsWhere: CompilablePredicateExpression {
+    func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
+        let source = try compiler.compile(sequence)
+        let id = compiler.bind(variable.key, elementsOf: source, wrapped: false)
+        return .value(.containsWhere(source.expression, variable: id, test: try compiler.compile(test).expression))
+    }
+}
+
+extension PredicateExpressions.SequenceAllSatisfy: CompilablePredicateExpression {
+    func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
+        let source = try compiler.compile(sequence)
+        let id = compiler.bind(variable.key, elementsOf: source, wrapped: false)
+        return .value(.allSatisfy(source.expression, variable: id, test: try compiler.compile(test).expression))
+    }
+}
+
+extension PredicateExpressions.Filter: CompilablePredicateExpression {
+    func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
+        let source = try compiler.compile(sequence)
+        let id = compiler.bind(variable.key, elementsOf: source, wrapped: false)
+        return PredicateCompiler.Node(
+            expression: .filter(source.expression, variable: id, test: try compiler.compile(filter).expression),
+            shape: source.shape)
+    }
+}
+
+extension PredicateExpressions.SequenceStartsWith: CompilablePredicateExpression {
+    func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
+        .value(.startsWith(try compiler.compile(base).expression, try compiler.compile(prefix).expression))
+    }
+}
+
+extension PredicateExpressions.SequenceMinimum: CompilablePredicateExpression {
+    func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
+        try PredicateCompiler.requireNativeOrder(Elements.Output.Element.self, "min()")
+        return .value(.minimum(try compiler.compile(elements).expression))
+    }
+}
+
+extension PredicateExpressions.SequenceMaximum: CompilablePredicateExpression {
+    func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
+        try PredicateCompiler.requireNativeOrder(Elements.Output.Element.self, "max()")
+        return .value(.maximum(try compiler.compile(elements).expression))
+    }
+}
+
+extension PredicateExpressions.CollectionIndexSubscript: CompilablePredicateExpression {
+    func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
+        guard Wrapped.Output.self is any _PredicateCollection.Type else {
+            throw PredicateCompiler.Unsupported(description: "subscript of \(Wrapped.Output.self)")
+        }
+        let base = try compiler.compile(wrapped)
+        let shape: PredicateCompiler.Shape = if case let .rows(entity) = base.shape { .row(entity: entity) } else { .value }
+        return PredicateCompiler.Node(
+            expression: .subscripted(base.expression, try compiler.compile(index).expression), shape: shape)
+    }
+}
+
+extension PredicateExpressions.CollectionContainsCollection: CompilablePredicateExpression {
+    func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
+        guard Base.Output.self == String.self, Other.Output.self == String.self else {
+            throw PredicateCompiler.Unsupported(description: "contains on \(Base.Output.self)")
+        }
+        return .value(.contains(try compiler.compile(base).expression, try compiler.compile(other).expression))
+    }
+}

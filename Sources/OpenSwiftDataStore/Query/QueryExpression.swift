@@ -1,0 +1,83 @@
+/// A predicate compiled to the engine's own form: it runs on stored rows, so a
+/// fetch tests rows without making model objects.
+///
+/// Row-valued expressions evaluate to `.reference(id)` of a known entity (or
+/// `.null`); `attribute`, `toOne` and `toMany` step from such a row to its values.
+public indirect enum QueryExpression: Hashable, Sendable {
+    /// A constant (a captured value or a literal).
+    case constant(Value)
+    /// The row being tested, of the fetch's entity.
+    case root
+    /// A variable bound by `optionalMap`, `containsWhere`, `allSatisfy` or `filter`.
+    case variable(Int)
+    /// Attribute `slot` of the row `base` evaluates to (a row of `entity`).
+    case attribute(QueryExpression, entity: Int, slot: Int)
+    /// The row (of `destination`) a to-one relationship of `base` refers to, or nil.
+    case toOne(QueryExpression, entity: Int, slot: Int, destination: Int)
+    /// The rows (of `destination`) a to-many relationship of `base` refers to.
+    case toMany(QueryExpression, entity: Int, slot: Int, destination: Int)
+
+    case equal(QueryExpression, QueryExpression)
+    case notEqual(QueryExpression, QueryExpression)
+    case compare(ComparisonOperator, QueryExpression, QueryExpression)
+    case and(QueryExpression, QueryExpression)
+    case or(QueryExpression, QueryExpression)
+    case not(QueryExpression)
+
+    case arithmetic(ArithmeticOperator, QueryExpression, QueryExpression)
+    case negate(QueryExpression)
+    case conditional(QueryExpression, QueryExpression, QueryExpression)
+
+    /// `wrapped ?? fallback`.
+    case nilCoalesce(QueryExpression, QueryExpression)
+    /// `wrapped.flatMap { variable in transform }`: nil when `wrapped` is nil.
+    case optionalMap(QueryExpression, variable: Int, transform: QueryExpression)
+    /// `wrapped!`: evaluating it on nil throws.
+    case forceUnwrap(QueryExpression)
+
+    /// `sequence.contains(element)`, for arrays, sets, to-many relationships and
+    /// strings (substring containment).
+    case contains(QueryExpression, QueryExpression)
+    case containsWhere(QueryExpression, variable: Int, test: QueryExpression)
+    case allSatisfy(QueryExpression, variable: Int, test: QueryExpression)
+    case filter(QueryExpression, variable: Int, test: QueryExpression)
+    case count(QueryExpression)
+    case isEmpty(QueryExpression)
+    case first(QueryExpression)
+    case last(QueryExpression)
+    case minimum(QueryExpression)
+    case maximum(QueryExpression)
+    case startsWith(QueryExpression, QueryExpression)
+    /// Case- and diacritic-insensitive substring test.
+    case localizedStandardContains(QueryExpression, QueryExpression)
+    /// `ComparisonResult` of a case-insensitive comparison, as `.int(-1/0/1)`.
+    case caseInsensitiveCompare(QueryExpression, QueryExpression)
+    /// `String.localizedLowercase`.
+    case localizedLowercase(QueryExpression)
+    /// `String.localizedUppercase`.
+    case localizedUppercase(QueryExpression)
+    /// `(lower..<upper).contains(element)` or, when `closed`, `lower...upper`.
+    case inRange(QueryExpression, lower: QueryExpression, upper: QueryExpression, closed: Bool)
+    /// `collection[index]`.
+    case subscripted(QueryExpression, QueryExpression)
+
+    public enum ComparisonOperator: String, Hashable, Sendable {
+        case lessThan = "<", lessThanOrEqual = "<=", greaterThan = ">", greaterThanOrEqual = ">="
+    }
+
+    public enum ArithmeticOperator: String, Hashable, Sendable {
+        case add = "+", subtract = "-", multiply = "*", divide = "/", remainder = "%"
+    }
+}
+
+/// Why a compiled expression could not be evaluated on a row.
+public enum QueryEvaluationError: Error, Hashable, Sendable {
+    /// A forced unwrap met nil.
+    case unwrappedNil
+    /// Integer arithmetic overflowed or divided by zero.
+    case arithmeticOverflow
+    /// A subscript was out of bounds.
+    case indexOutOfRange
+    /// Values of kinds the operator does not take (a damaged store, or a compiler bug).
+    case typeMismatch(String)
+}

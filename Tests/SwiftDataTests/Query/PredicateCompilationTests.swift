@@ -1,0 +1,103 @@
+import SwiftData
+import Testing
+
+/// Issue #3, point 1–2: which predicates run natively on stored rows, and that
+/// they give the same answers as `Predicate.evaluate` on models.
+@Suite struct PredicateCompilationTests {
+    let container: ModelContainer
+    let context: ModelContext
+
+    init() throws {
+        container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        context = ModelContext(container)
+        let destinations = ["Paris", "rome", "Oslo", "Zürich", "Lima", "Paris"]
+        for (i, destination) in destinations.enumerated() {
+            let trip = Trip(name: "t\(i)", destination: destination, startDate: Date(timeIntervalSince1970: Double(i) * 86_400))
+            trip.price = Double(i * 100)
+            trip.isFavorite = i % 2 == 0
+            trip.notes = i % 3 == 0 ? nil : "note \(i)"
+            if i % 2 == 1 { trip.livingAccommodation = LivingAccommodation(address: "\(i) Road", placeName: "Inn \(i)") }
+            trip.bucketList = (0..<i).map { BucketListItem(title: "item \($0)", isInPlan: $0 % 2 == 0) }
+            context.insert(trip)
+        }
+        try context.save()
+    }
+
+    /// Fetches natively, checks that it ran natively, and compares with the reference.
+    private func check(_ predicate: Predicate<Trip>, native: Bool = true, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let descriptor = FetchDescriptor<Trip>(predicate: predicate, sortBy: [SortDescriptor(\.name)])
+        let explanation = try context.explain(descriptor)
+        if native {
+            #expect(explanation.filtering == .native, "\(explanation)", sourceLocation: sourceLocation)
+        } else {
+            #expect(explanation.filtering != .native, "\(explanation)", sourceLocation: sourceLocation)
+        }
+        let ours = try context.fetch(descriptor).map(\.name)
+        let reference = try context.fetch(FetchDescriptor<Trip>()).filter { try predicate.evaluate($0) }.map(\.name).sorted()
+        #expect(ours == reference, sourceLocation: sourceLocation)
+        #expect(try context.fetchCount(descriptor) == reference.count, sourceLocation: sourceLocation)
+    }
+
+    @Test func comparisonsAndConnectives() throws {
+        try check(#Predicate { $0.price > 150 && $0.isFavorite })
+        try check(#Predicate { $0.price <= 100 || !$0.isFavorite })
+        try check(#Predicate { $0.destination != "Paris" })
+        let since = Date(timeIntervalSince1970: 2 * 86_400)
+        try check(#Predicate { $0.startDate >= since })
+        try check(#Predicate { $0.isFavorite == false })
+    }
+
+    @Test func optionalsAndNil() throws {
+        try check(#Predicate { $0.notes == nil })
+        try check(#Predicate { $0.notes != nil })
+        try check(#Predicate { ($0.notes ?? "") == "note 1" })
+        try check(#Predicate { $0.notes?.contains("2") == true })
+        try check(#Predicate { $0.livingAccommodation?.placeName == "Inn 3" })
+        try check(#Predicate { $0.livingAccommodation == nil })
+    }
+
+    @Test func stringsAndArithmetic() throws {
+        try check(#Predicate { $0.destination.contains("ar") })
+        try check(#Predicate { $0.destination.starts(with: "P") })
+        try check(#Predicate { $0.destination.localizedStandardContains("ZUR") })
+        try check(#Predicate { $0.destination.localizedLowercase == "rome" })
+        try check(#Predicate { $0.price * 2 > 500 })
+        try check(#Predicate { $0.price + 50 == 150 })
+        try check(#Predicate { $0.name.count == 2 })
+    }
+
+    @Test func collectionsAndRelationships() throws {
+        try check(#Predicate { $0.bucketList.count > 2 })
+        try check(#Predicate { $0.bucketList.isEmpty })
+        try check(#Predicate { !$0.bucketList.isEmpty })
+        try check(#Predicate { $0.bucketList.isEmpty == false })
+        try check(#Predicate { $0.bucketList.contains { $0.title == "item 3" } })
+        try check(#Predicate { $0.bucketList.allSatisfy { $0.isInPlan } })
+        try check(#Predicate { $0.bucketList.filter { $0.isInPlan }.count == 2 })
+        let wanted = ["Oslo", "Lima"]
+        try check(#Predicate { wanted.contains($0.destination) })
+    }
+
+    @Test func rangesAndConditionals() throws {
+        try check(#Predicate { (100.0...300.0).contains($0.price) })
+        let range = 100.0..<300.0
+        try check(#Predicate { range.contains($0.price) })
+        try check(#Predicate { ($0.isFavorite ? $0.price : 0) > 100 })
+    }
+
+    @Test func uniqueKeyUsesTheIndex() throws {
+        let explanation = try context.explain(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "t3" }))
+        #expect(explanation.accessPath == .uniqueIndex(["name"]))
+        #expect(explanation.rowsExamined == 1)
+        #expect(explanation.resultCount == 1)
+        let both = try context.explain(FetchDescriptor<Trip>(predicate: #Predicate { $0.isFavorite && $0.name == "t3" }))
+        #expect(both.accessPath == .uniqueIndex(["name"]))
+        #expect(both.resultCount == 0)
+    }
+
+    @Test func transientKeyPathsAreRejected() throws {
+        #expect(throws: SwiftDataError.unsupportedKeyPath) {
+            try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.isSelected }))
+        }
+    }
+}
