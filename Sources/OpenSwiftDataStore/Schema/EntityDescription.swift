@@ -25,6 +25,16 @@ public struct EntityDescription: Hashable, Sendable {
         self.indices = indices
     }
 
+    /// The attribute slots of each ordered (B-tree) index: every binary `#Index`,
+    /// then every unique constraint not already covered, without duplicates.
+    public var orderedIndexSlots: [[Int]] {
+        var result: [[Int]] = []
+        for slots in indices.filter({ $0.kind == .binary }).map(\.slots) + uniqueness where !result.contains(slots) {
+            result.append(slots)
+        }
+        return result
+    }
+
     /// Number of values in a row of this entity.
     public var slotCount: Int { attributes.count + relationships.count }
 

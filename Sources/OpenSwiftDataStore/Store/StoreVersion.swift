@@ -9,11 +9,15 @@ public struct StoreVersion: Sendable {
     public internal(set) var tables: [Table]
     /// Per entity, one index per unique constraint (in `EntityDescription.uniqueness` order).
     public internal(set) var uniqueIndexes: [[UniqueIndex]]
+    /// Per entity, one B-tree per binary `#Index` and per unique constraint
+    /// (in `orderedIndexSlots` order).
+    public internal(set) var orderedIndexes: [[OrderedIndex]]
 
     init(schema: StoreSchema) {
         self.schema = schema
         self.tables = schema.entities.map { _ in Table() }
         self.uniqueIndexes = schema.entities.map { entity in entity.uniqueness.map { UniqueIndex(slots: $0) } }
+        self.orderedIndexes = schema.entities.map { entity in entity.orderedIndexSlots.map { OrderedIndex(slots: $0) } }
     }
 
     /// The row `id` of entity `entity`.
@@ -38,6 +42,10 @@ public struct StoreVersion: Sendable {
     mutating func write(_ row: Row, at id: RowID, of entity: Int) {
         if let old = tables[entity][id] {
             for c in uniqueIndexes[entity].indices { uniqueIndexes[entity][c].remove(old, at: id) }
+            for i in orderedIndexes[entity].indices where orderedIndexes[entity][i].key(of: old) != orderedIndexes[entity][i].key(of: row) {
+                orderedIndexes[entity][i].remove(old, at: id)
+                orderedIndexes[entity][i].add(row, at: id)
+            }
             tables[entity].update(id, to: row)
         }
         for c in uniqueIndexes[entity].indices { uniqueIndexes[entity][c].add(row, at: id) }
@@ -46,12 +54,14 @@ public struct StoreVersion: Sendable {
     mutating func insert(_ row: Row, of entity: Int) -> RowID {
         let id = tables[entity].insert(row)
         for c in uniqueIndexes[entity].indices { uniqueIndexes[entity][c].add(row, at: id) }
+        for i in orderedIndexes[entity].indices { orderedIndexes[entity][i].add(row, at: id) }
         return id
     }
 
     mutating func remove(_ id: RowID, of entity: Int) -> Bool {
         guard let old = tables[entity].remove(id) else { return false }
         for c in uniqueIndexes[entity].indices { uniqueIndexes[entity][c].remove(old, at: id) }
+        for i in orderedIndexes[entity].indices { orderedIndexes[entity][i].remove(old, at: id) }
         return true
     }
 }

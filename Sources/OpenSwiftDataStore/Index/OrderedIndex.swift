@@ -1,0 +1,27 @@
+/// A binary index: the B-tree over some attribute slots of an entity.
+public struct OrderedIndex: Sendable {
+    /// The attribute slots, in key order.
+    public let slots: [Int]
+    public private(set) var tree: BTree
+
+    public init(slots: [Int]) {
+        self.slots = slots
+        self.tree = BTree()
+    }
+
+    /// The key of `row` in this index; nil values are keys too (they sort first).
+    public func key(of row: Row) -> [Value] { slots.map { row[$0] } }
+
+    mutating func add(_ row: Row, at id: RowID) { tree.insert(key(of: row), row: id) }
+    mutating func remove(_ row: Row, at id: RowID) { tree.remove(key(of: row), row: id) }
+
+    /// Rebuilds the tree from every row of `table` in one sorted pass.
+    /// - Complexity: O(n log n)
+    mutating func build(from table: Table) {
+        var entries: [BTree.Entry] = []
+        entries.reserveCapacity(table.count)
+        table.forEach { id, row in entries.append(BTree.Entry(key: key(of: row), row: id)) }
+        entries.sort(by: BTree.less)
+        tree = BTree(sorted: entries)
+    }
+}

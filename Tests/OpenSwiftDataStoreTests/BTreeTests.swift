@@ -1,0 +1,119 @@
+import OpenSwiftDataStore
+import Testing
+
+/// The B-tree against a sorted array, on randomized operations with fixed seeds.
+@Suite struct BTreeTests {
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    typealias Model = [(key: [Value], row: RowID)]
+
+    static func sorted(_ model: Model) -> Model {
+        model.sorted { a, b in
+            for (x, y) in zip(a.key, b.key) where x != y { return Value.indexOrder(x, y) }
+            return a.row < b.row
+        }
+    }
+
+    static func entries(_ tree: BTree, from lower: BTree.Bound? = nil, to upper: BTree.Bound? = nil, reverse: Bool = false) -> Model {
+        var out: Model = []
+        tree.scan(from: lower, to: upper, reverse: reverse) { out.append(($0.key, $0.row)); return true }
+        return out
+    }
+
+    static func matches(_ key: [Value], _ bound: BTree.Bound, above: Bool) -> Bool {
+        for (i, part) in bound.prefix.enumerated() {
+            if key[i] == part { continue }
+            return above ? Value.indexOrder(part, key[i]) : Value.indexOrder(key[i], part)
+        }
+        return bound.inclusive
+    }
+
+    @Test(arguments: [1, 2, 3, 4])
+    func randomizedInsertsRemovesAndScans(seed: UInt64) {
+        var rng = SplitMix(state: seed)
+        var tree = BTree()
+        var model: Model = []
+        var nextRow: Int64 = 1
+        for step in 0..<6_000 {
+            if model.isEmpty || Int.random(in: 0..<3, using: &rng) > 0 {
+                let key: [Value] = [.int(Int64.random(in: 0..<200, using: &rng)), .string(["a", "b", "c"].randomElement(using: &rng)!)]
+                tree.insert(key, row: RowID(nextRow))
+                model.append((key, RowID(nextRow)))
+                nextRow += 1
+            } else {
+                let victim = model.remove(at: Int.random(in: 0..<model.count, using: &rng))
+                tree.remove(victim.key, row: victim.row)
+            }
+            if step % 500 == 0 {
+                let expected = Self.sorted(model)
+                let all = Self.entries(tree)
+                #expect(all.map(\.row) == expected.map(\.row))
+                #expect(tree.count == model.count)
+            }
+        }
+        let expected = Self.sorted(model)
+        #expect(Self.entries(tree, reverse: true).map(\.row) == expected.reversed().map(\.row))
+        for _ in 0..<300 {
+            let a = Int64.random(in: -5..<205, using: &rng), b = Int64.random(in: -5..<205, using: &rng)
+            let lowerPrefix: [Value] = Bool.random(using: &rng) ? [.int(min(a, b))] : [.int(min(a, b)), .string("b")]
+            let lower = BTree.Bound(lowerPrefix, inclusive: Bool.random(using: &rng))
+            let upper = BTree.Bound([.int(max(a, b))], inclusive: Bool.random(using: &rng))
+            let useLower = Bool.random(using: &rng), useUpper = Bool.random(using: &rng)
+            let want = expected.filter {
+                (!useLower || Self.matches($0.key, lower, above: true)) && (!useUpper || Self.matches($0.key, upper, above: false))
+            }
+            let forward = Self.entries(tree, from: useLower ? lower : nil, to: useUpper ? upper : nil)
+            let backward = Self.entries(tree, from: useLower ? lower : nil, to: useUpper ? upper : nil, reverse: true)
+            #expect(forward.map(\.row) == want.map(\.row), "lower \(lower) upper \(upper)")
+            #expect(backward.map(\.row) == want.reversed().map(\.row))
+        }
+    }
+
+    @Test func bulkBuildMatchesIncrementalInserts() {
+        var rng = SplitMix(state: 9)
+        var model: Model = []
+        for row in 1...5_000 { model.append(([.double(Double.random(in: -1...1, using: &rng))], RowID(Int64(row)))) }
+        let sorted = Self.sorted(model)
+        var tree = BTree(sorted: sorted.map { BTree.Entry(key: $0.key, row: $0.row) })
+        #expect(Self.entries(tree).map(\.row) == sorted.map(\.row))
+        tree.insert([Value.double(2)], row: RowID(9_999))
+        tree.remove(sorted[0].key, row: sorted[0].row)
+        #expect(Self.entries(tree).count == 5_000)
+        #expect(Self.entries(tree).last?.row == RowID(9_999))
+        #expect(Self.entries(tree).first?.row == sorted[1].row)
+    }
+
+    @Test func copiesAreIndependent() {
+        var original = BTree()
+        for i in 0..<1_000 { original.insert([.int(Int64(i))], row: RowID(Int64(i + 1))) }
+        var copy = original
+        for i in 0..<500 { copy.remove([.int(Int64(i))], row: RowID(Int64(i + 1))) }
+        copy.insert([.int(-1)], row: RowID(5_000))
+        #expect(original.count == 1_000)
+        #expect(copy.count == 501)
+        #expect(Self.entries(original).first?.row == RowID(1))
+        #expect(Self.entries(copy).first?.row == RowID(5_000))
+        var stopped: [RowID] = []
+        original.scan(from: .init([.int(10)], inclusive: true)) { stopped.append($0.row); return stopped.count < 3 }
+        #expect(stopped == [RowID(11), RowID(12), RowID(13)])
+    }
+
+    @Test func nanSortsAboveNumbersWithoutBreakingSearch() {
+        var tree = BTree()
+        tree.insert([.double(.nan)], row: RowID(1))
+        tree.insert([.double(1)], row: RowID(2))
+        tree.insert([.double(-1)], row: RowID(3))
+        #expect(Self.entries(tree).map(\.row) == [RowID(3), RowID(2), RowID(1)])
+        tree.remove([.double(1)], row: RowID(2))
+        #expect(tree.count == 2)
+    }
+}
