@@ -67,7 +67,6 @@ extension ModelContext {
         let version = container.store.current
         var insertedIDs: [PersistentIdentifier] = []
         var updatedIDs: [PersistentIdentifier] = []
-        var displacedByUpsert = false
         for (entity, model) in insertedModels {
             let backing = model.modelBacking
             let temporary = EntityRow(entity: entity, id: RowID(backing.identifier.id.key))
@@ -76,9 +75,9 @@ extension ModelContext {
             registry[backing.identifier] = nil
             if let displaced = registry[permanent], displaced !== model {
                 // Upsert onto a row this context already had: the inserted instance wins,
-                // and models that pointed at the displaced one read their references again.
+                // and related models that pointed at the displaced one point at it instead.
+                redirectInverses(from: displaced, to: model)
                 displaced.modelBacking.context = nil
-                displacedByUpsert = true
             }
             registry[permanent] = model
             backing.identifier = permanent
@@ -99,11 +98,6 @@ extension ModelContext {
         for id in deletedIDs {
             registry[id]?.modelBacking.context = nil
             registry[id] = nil
-        }
-        if displacedByUpsert {
-            for model in registry.values where model.modelBacking.dirty.isEmpty {
-                model.modelBacking.forgetResolvedRelationships()
-            }
         }
         inserted = []
         insertedSet = []
@@ -128,6 +122,20 @@ extension ModelContext {
             throw error
         }
         try save()
+    }
+
+    /// Makes the models related to `displaced` refer to `replacement` on the inverse side.
+    /// - Complexity: O(related models)
+    private func redirectInverses(from displaced: any PersistentModel, to replacement: any PersistentModel) {
+        let backing = displaced.modelBacking
+        for (j, relationship) in backing.layout.relationships.enumerated() {
+            guard let inverse = relationship.inverse else { continue }
+            for related in backing.relatedModels(j) {
+                let other = related.modelBacking
+                guard let current = other.resolvedModels(inverse), current.contains(where: { $0 === displaced }) else { continue }
+                other.replaceResolved(inverse, with: current.map { $0 === displaced ? replacement : $0 })
+            }
+        }
     }
 
     private func markSaved(_ backing: any ModelBacking, row: Row?, generation: UInt64) {

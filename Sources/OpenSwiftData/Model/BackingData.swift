@@ -28,6 +28,9 @@ protocol ModelBacking: AnyObject {
     func resolvedModels(_ index: Int) -> [any PersistentModel]?
     /// Replaces relationship `index` without touching inverses.
     func setRelated(_ index: Int, to models: [any PersistentModel])
+    /// Replaces the resolved models of relationship `index` without marking a change
+    /// (the stored references stay right; only the objects standing for them change).
+    func replaceResolved(_ index: Int, with models: [any PersistentModel])
     /// Drops resolved relationships so they are read again from `values`.
     func forgetResolvedRelationships()
 }
@@ -127,6 +130,10 @@ final class ModelBackingData<M: PersistentModel>: BackingData, ModelBacking {
     func setRelated(_ index: Int, to models: [any PersistentModel]) {
         related[index] = models
         noteChange(slot: layout.attributes.count + index)
+    }
+
+    func replaceResolved(_ index: Int, with models: [any PersistentModel]) {
+        related[index] = models
     }
 
     func forgetResolvedRelationships() {
