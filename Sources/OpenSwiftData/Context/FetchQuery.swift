@@ -27,6 +27,20 @@ struct FetchQuery<T: PersistentModel> {
     enum Access {
         case scan
         case unique(constraint: Int, key: [Value])
+        case index(IndexPlan)
+    }
+
+    /// A B-tree access: key ranges of one ordered index.
+    struct IndexPlan {
+        var index: Int
+        var slots: [Int]
+        var ranges: [(lower: BTree.Bound?, upper: BTree.Bound?)]
+        var lookup: FetchExplanation.IndexLookup
+        /// Whether walking the ranges yields rows in `sortBy` order.
+        var providesOrder = false
+        var reverse = false
+        /// The positions in the index key that carry the sort keys, when `providesOrder`.
+        var orderSlotsRange: Range<Int> = 0..<0
     }
 
     let descriptor: FetchDescriptor<T>
@@ -52,25 +66,10 @@ struct FetchQuery<T: PersistentModel> {
         } else {
             filter = .all
         }
-        access = Self.plan(filter, layout: layout)
-    }
-
-    /// Picks the access path: a unique-index lookup when the predicate's top-level
-    /// conjunction pins a unique key to constants, else a scan.
-    private static func plan(_ filter: Filter, layout: EntityLayout) -> Access {
-        guard case let .native(expression) = filter else { return .scan }
-        var pinned: [Int: Value] = [:]
-        for term in expression.conjuncts {
-            if case let .equal(l, r) = term {
-                if case let .attribute(.root, _, slot) = l, case let .constant(v) = r, !v.isNull { pinned[slot] = v }
-                if case let .attribute(.root, _, slot) = r, case let .constant(v) = l, !v.isNull { pinned[slot] = v }
-            }
-        }
-        for (c, slots) in layout.uniqueness.enumerated() {
-            let key = slots.compactMap { pinned[$0] }
-            if key.count == slots.count { return .unique(constraint: c, key: key) }
-        }
-        return .scan
+        access = QueryPlanner(
+            filter: filter, layout: layout, indexes: version.orderedIndexes[entity].map(\.slots),
+            sortBy: descriptor.sortBy, limited: descriptor.fetchLimit != nil
+        ).plan()
     }
 
     // MARK: Filtering
@@ -82,22 +81,21 @@ struct FetchQuery<T: PersistentModel> {
     }
 
     /// `candidates()`, counting the stored rows and pending models tested.
+    ///
+    /// Models with unsaved changes are tested on their current values, apart from
+    /// the stored rows (an index could not find them by values they do not have yet).
     func candidates(examined: inout Int) throws -> [Candidate] {
         var results: [Candidate] = []
         var evaluator = RowEvaluator(version: version)
         let table = version.tables[entity]
+        let changed: [T] = context.changed.compactMap { context.registry[$0] as? T }
+        let pending: [T] = descriptor.includePendingChanges ? context.inserted.compactMap { context.registry[$0] as? T } : []
         var tested = 0
+
         func visit(_ id: RowID, _ row: Row) throws {
             tested += 1
             let identifier = context.identifier(of: layout, row: id)
-            if context.deletedSet.contains(identifier) { return }
-            if let registered = context.registry[identifier] as? T, context.changed.contains(identifier) {
-                // Unsaved changes: test the model's current values.
-                if try descriptor.predicate?.evaluate(registered) ?? true {
-                    results.append(Candidate(rowID: id, values: registered.modelBacking.values, model: registered))
-                }
-                return
-            }
+            if context.deletedSet.contains(identifier) || context.changed.contains(identifier) { return }
             switch filter {
             case .all:
                 results.append(Candidate(rowID: id, values: row, model: nil))
@@ -113,6 +111,7 @@ struct FetchQuery<T: PersistentModel> {
                 }
             }
         }
+
         switch access {
         case .scan:
             try table.forEach(visit)
@@ -120,18 +119,59 @@ struct FetchQuery<T: PersistentModel> {
             if let id = version.lookup(unique: key, constraint: constraint, of: entity), let row = table[id] {
                 try visit(id, row)
             }
-        }
-        if descriptor.includePendingChanges {
-            for id in context.inserted {
-                guard let model = context.registry[id] as? T else { continue }
-                tested += 1
-                if try descriptor.predicate?.evaluate(model) ?? true {
-                    results.append(Candidate(rowID: nil, values: model.modelBacking.values, model: model))
+        case let .index(plan):
+            // With the order from the index, a window needs only its rows and the
+            // rows tied with its last one; unsaved models could land anywhere.
+            let needed = plan.providesOrder && changed.isEmpty && pending.isEmpty
+                ? descriptor.fetchLimit.map { $0 + max(descriptor.fetchOffset ?? 0, 0) } : nil
+            var boundary: ArraySlice<Value>?
+            let tree = version.orderedIndexes[entity][plan.index].tree
+            for range in plan.ranges {
+                var stop = false
+                try tree.scan(from: range.lower, to: range.upper, reverse: plan.reverse) { entry in
+                    if let boundary, entry.key[plan.orderSlotsRange] != boundary {
+                        stop = true
+                        return false
+                    }
+                    guard let row = table[entry.row] else { return true }
+                    try visit(entry.row, row)
+                    if boundary == nil, let needed, results.count >= needed {
+                        boundary = entry.key[plan.orderSlotsRange]
+                    }
+                    return true
                 }
+                if stop { break }
+            }
+            results.sort { $0.rowID! < $1.rowID! }
+        }
+        for model in changed {
+            tested += 1
+            if try descriptor.predicate?.evaluate(model) ?? true {
+                results.append(Candidate(rowID: RowID(model.persistentModelID.id.key), values: model.modelBacking.values, model: model))
+            }
+        }
+        if !changed.isEmpty { results.sort { $0.rowID! < $1.rowID! } }
+        for model in pending {
+            tested += 1
+            if try descriptor.predicate?.evaluate(model) ?? true {
+                results.append(Candidate(rowID: nil, values: model.modelBacking.values, model: model))
             }
         }
         examined = tested
         return sorted(results)
+    }
+
+    /// Entries in the plan's ranges, counted up to a cap (an estimate for `explain`).
+    func estimate(_ plan: IndexPlan, cap: Int = 100_000) -> Int {
+        var count = 0
+        let tree = version.orderedIndexes[entity][plan.index].tree
+        for range in plan.ranges where count < cap {
+            tree.scan(from: range.lower, to: range.upper) { _ in
+                count += 1
+                return count < cap
+            }
+        }
+        return count
     }
 
     // MARK: Sorting and windowing

@@ -10,6 +10,20 @@ public struct FetchExplanation: CustomStringConvertible, Sendable {
         case scan
         /// A unique constraint's index gave the one candidate; the key's attributes.
         case uniqueIndex([String])
+        /// A B-tree index over these attributes gave the candidates.
+        case index([String], IndexLookup)
+    }
+
+    /// How a B-tree index was read.
+    public enum IndexLookup: Hashable, Sendable {
+        /// Keys equal to constants (a whole key or a prefix of a compound one).
+        case equality
+        /// A range of keys (after any equal prefix).
+        case range
+        /// One lookup per value of a constant list (`values.contains($0.x)`).
+        case inList(Int)
+        /// The whole index, read for its order.
+        case ordered
     }
 
     /// How the predicate was applied.
@@ -25,6 +39,8 @@ public struct FetchExplanation: CustomStringConvertible, Sendable {
     public let entityName: String
     public let accessPath: AccessPath
     public let filtering: Filtering
+    /// Whether the index order gave `sortBy` (so a limited fetch stopped early).
+    public let sortedByIndex: Bool
     /// Rows the access path can produce, estimated before running.
     public let estimatedRows: Int
     /// Stored rows and unsaved models actually tested.
@@ -36,13 +52,14 @@ public struct FetchExplanation: CustomStringConvertible, Sendable {
         let access = switch accessPath {
         case .scan: "scan"
         case let .uniqueIndex(names): "unique index (\(names.joined(separator: ", ")))"
+        case let .index(names, lookup): "index (\(names.joined(separator: ", "))) \(lookup)"
         }
         let filter = switch filtering {
         case .none: "no predicate"
         case .native: "native predicate"
         case let .fallback(reason): "predicate evaluated on models: \(reason)"
         }
-        return "\(entityName): \(access), \(filter); estimated \(estimatedRows) rows, examined \(rowsExamined), returned \(resultCount)"
+        return "\(entityName): \(access)\(sortedByIndex ? " in sort order" : ""), \(filter); estimated \(estimatedRows) rows, examined \(rowsExamined), returned \(resultCount)"
     }
 }
 
@@ -55,6 +72,7 @@ extension ModelContext {
         let results = query.window(try query.candidates(examined: &examined))
         let access: FetchExplanation.AccessPath
         let estimate: Int
+        var sortedByIndex = false
         switch query.access {
         case .scan:
             access = .scan
@@ -62,6 +80,10 @@ extension ModelContext {
         case let .unique(constraint, _):
             access = .uniqueIndex(query.layout.uniqueness[constraint].map { query.layout.attributes[$0].name })
             estimate = 1
+        case let .index(plan):
+            access = .index(plan.slots.map { query.layout.attributes[$0].name }, plan.lookup)
+            sortedByIndex = plan.providesOrder
+            estimate = query.estimate(plan)
         }
         let filtering: FetchExplanation.Filtering = switch query.filter {
         case .all: .none
@@ -69,7 +91,7 @@ extension ModelContext {
         case let .fallback(reason): .fallback(reason)
         }
         return FetchExplanation(
-            entityName: query.layout.name, accessPath: access, filtering: filtering,
+            entityName: query.layout.name, accessPath: access, filtering: filtering, sortedByIndex: sortedByIndex,
             estimatedRows: estimate, rowsExamined: examined, resultCount: results.count)
     }
 }

@@ -1,0 +1,165 @@
+import Foundation
+import OpenSwiftDataStore
+
+/// Chooses how a fetch finds its candidate rows.
+///
+/// From the terms of the predicate's top-level conjunction that pin a stored
+/// attribute of the fetched model to constants (`==`, `<`…, ranges, and
+/// `constants.contains($0.x)` IN-lists), it picks, in order of preference: a unique
+/// key lookup; the ordered index with the longest equality prefix (then an IN-list,
+/// then a range on the next key part); with `fetchLimit` and no such index, an index
+/// whose order serves `sortBy`; else a scan. Every candidate still passes the whole
+/// predicate, so a plan narrows the rows and never changes the answer.
+struct QueryPlanner<T: PersistentModel> {
+    let filter: FetchQuery<T>.Filter
+    let layout: EntityLayout
+    /// The attribute slots of each ordered index of the entity.
+    let indexes: [[Int]]
+    let sortBy: [SortDescriptor<T>]
+    let limited: Bool
+
+    private struct Terms {
+        var equal: [Int: Value] = [:]
+        var lower: [Int: BTree.Bound] = [:]
+        var upper: [Int: BTree.Bound] = [:]
+        var inList: [Int: [Value]] = [:]
+    }
+
+    func plan() -> FetchQuery<T>.Access {
+        var terms = Terms()
+        if case let .native(expression) = filter {
+            for term in expression.conjuncts { collect(term, into: &terms) }
+        }
+        for (c, slots) in layout.uniqueness.enumerated() {
+            let key = slots.compactMap { terms.equal[$0] }
+            if key.count == slots.count, !key.contains(where: \.isNull) { return .unique(constraint: c, key: key) }
+        }
+        let order = sortKeys()
+        var best: (score: Int, plan: FetchQuery<T>.IndexPlan)?
+        for (i, slots) in indexes.enumerated() {
+            guard var candidate = indexPlan(i, slots: slots, terms: terms) else { continue }
+            applyOrder(order, to: &candidate, prefix: candidate.equalityPrefix)
+            if best == nil || candidate.score > best!.score { best = (candidate.score, candidate.plan) }
+        }
+        if let best { return .index(best.plan) }
+        if limited, let order {
+            for (i, slots) in indexes.enumerated() {
+                var candidate = Candidate(plan: .init(index: i, slots: slots, ranges: [(nil, nil)], lookup: .ordered), equalityPrefix: 0, score: 0)
+                applyOrder(order, to: &candidate, prefix: 0)
+                if candidate.plan.providesOrder { return .index(candidate.plan) }
+            }
+        }
+        return .scan
+    }
+
+    private struct Candidate {
+        var plan: FetchQuery<T>.IndexPlan
+        var equalityPrefix: Int
+        var score: Int
+    }
+
+    /// How index `i` could serve the terms, if at all.
+    private func indexPlan(_ i: Int, slots: [Int], terms: Terms) -> Candidate? {
+        var prefix: [Value] = []
+        for slot in slots {
+            guard let value = terms.equal[slot] else { break }
+            prefix.append(value)
+        }
+        let k = prefix.count
+        if k == slots.count {
+            let bound = BTree.Bound(prefix, inclusive: true)
+            return Candidate(plan: .init(index: i, slots: slots, ranges: [(bound, bound)], lookup: .equality), equalityPrefix: k, score: 4 * k)
+        }
+        let next = slots[k]
+        if let values = terms.inList[next] {
+            var distinct: [Value] = []
+            for value in values.sorted(by: Value.indexOrder) where distinct.last != value { distinct.append(value) }
+            let ranges = distinct.map { value -> (BTree.Bound?, BTree.Bound?) in
+                let bound = BTree.Bound(prefix + [value], inclusive: true)
+                return (bound, bound)
+            }
+            return Candidate(plan: .init(index: i, slots: slots, ranges: ranges, lookup: .inList(distinct.count)), equalityPrefix: k, score: 4 * k + 2)
+        }
+        if terms.lower[next] != nil || terms.upper[next] != nil {
+            let lower = terms.lower[next].map { BTree.Bound(prefix + $0.prefix, inclusive: $0.inclusive) }
+                ?? (k > 0 ? BTree.Bound(prefix, inclusive: true) : nil)
+            let upper = terms.upper[next].map { BTree.Bound(prefix + $0.prefix, inclusive: $0.inclusive) }
+                ?? (k > 0 ? BTree.Bound(prefix, inclusive: true) : nil)
+            return Candidate(plan: .init(index: i, slots: slots, ranges: [(lower, upper)], lookup: .range), equalityPrefix: k, score: 4 * k + 1)
+        }
+        guard k > 0 else { return nil }
+        let bound = BTree.Bound(prefix, inclusive: true)
+        return Candidate(plan: .init(index: i, slots: slots, ranges: [(bound, bound)], lookup: .equality), equalityPrefix: k, score: 4 * k)
+    }
+
+    /// The sort as (attribute slot, reverse) pairs, when every key is a stored attribute.
+    private func sortKeys() -> [(slot: Int, reverse: Bool)]? {
+        guard !sortBy.isEmpty else { return nil }
+        var keys: [(slot: Int, reverse: Bool)] = []
+        for sort in sortBy {
+            guard let keyPath = sort.keyPath, case let .attribute(slot)? = layout.slots[keyPath] else { return nil }
+            keys.append((slot, sort.order == .reverse))
+        }
+        return keys
+    }
+
+    /// Marks the plan as giving `order` when the index's key parts after the equality
+    /// prefix are exactly the sort keys, all in one direction, over a single range.
+    private func applyOrder(_ order: [(slot: Int, reverse: Bool)]?, to candidate: inout Candidate, prefix: Int) {
+        guard let order, candidate.plan.ranges.count == 1 else { return }
+        let slots = candidate.plan.slots
+        guard prefix + order.count <= slots.count,
+              Array(slots[prefix..<(prefix + order.count)]) == order.map(\.slot),
+              Set(order.map(\.reverse)).count == 1
+        else { return }
+        candidate.plan.providesOrder = true
+        candidate.plan.reverse = order[0].reverse
+        candidate.plan.orderSlotsRange = prefix..<(prefix + order.count)
+    }
+
+    private func collect(_ term: QueryExpression, into terms: inout Terms) {
+        switch term {
+        case let .equal(l, r):
+            if let (slot, value) = pinned(l, r) ?? pinned(r, l) { terms.equal[slot] = value }
+        case let .compare(op, l, r):
+            if let (slot, value) = pinned(l, r), !value.isNull {
+                bound(slot, op, value, &terms)
+            } else if let (slot, value) = pinned(r, l), !value.isNull {
+                bound(slot, op.flipped, value, &terms)
+            }
+        case let .inRange(.attribute(.root, _, slot), .constant(lower), .constant(upper), closed):
+            terms.lower[slot] = BTree.Bound([lower], inclusive: true)
+            terms.upper[slot] = BTree.Bound([upper], inclusive: closed)
+        case let .contains(.constant(.array(values)), .attribute(.root, _, slot)):
+            terms.inList[slot] = values
+        default:
+            break
+        }
+    }
+
+    private func pinned(_ attribute: QueryExpression, _ constant: QueryExpression) -> (Int, Value)? {
+        guard case let .attribute(.root, _, slot) = attribute, case let .constant(value) = constant else { return nil }
+        return (slot, value)
+    }
+
+    private func bound(_ slot: Int, _ op: QueryExpression.ComparisonOperator, _ value: Value, _ terms: inout Terms) {
+        switch op {
+        case .greaterThan: terms.lower[slot] = BTree.Bound([value], inclusive: false)
+        case .greaterThanOrEqual: terms.lower[slot] = BTree.Bound([value], inclusive: true)
+        case .lessThan: terms.upper[slot] = BTree.Bound([value], inclusive: false)
+        case .lessThanOrEqual: terms.upper[slot] = BTree.Bound([value], inclusive: true)
+        }
+    }
+}
+
+extension QueryExpression.ComparisonOperator {
+    /// The operator with its operands swapped: `c < x` is `x > c`.
+    var flipped: Self {
+        switch self {
+        case .lessThan: .greaterThan
+        case .lessThanOrEqual: .greaterThanOrEqual
+        case .greaterThan: .lessThan
+        case .greaterThanOrEqual: .lessThanOrEqual
+        }
+    }
+}

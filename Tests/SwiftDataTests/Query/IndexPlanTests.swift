@@ -1,0 +1,127 @@
+import SwiftData
+import Testing
+
+@Model
+final class Voyage {
+    #Index<Voyage>([\.port], [\.departure], [\.port, \.fare])
+    @Attribute(.unique) var code: String
+    var port: String
+    var departure: Date
+    var fare: Double
+    var isFull: Bool
+
+    init(code: String, port: String, departure: Date, fare: Double, isFull: Bool) {
+        self.code = code
+        self.port = port
+        self.departure = departure
+        self.fare = fare
+        self.isFull = isFull
+    }
+}
+
+/// Issue #3, points 3–4: the planner uses B-tree indexes where it should, and the
+/// answers equal the reference (materialize every row and evaluate).
+@Suite struct IndexPlanTests {
+    static let ports = ["Oslo", "Lima", "Cork", "Bari", "Nice"]
+    let container: ModelContainer
+    let context: ModelContext
+
+    init() throws {
+        container = try ModelContainer(for: Voyage.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        context = ModelContext(container)
+        for i in 0..<500 {
+            context.insert(Voyage(
+                code: "v\(i)", port: Self.ports[(i * 7) % 5],
+                departure: Date(timeIntervalSince1970: Double((i * 37) % 400) * 86_400),
+                fare: Double((i * 13) % 300), isFull: i % 3 == 0))
+        }
+        try context.save()
+    }
+
+    private func reference(_ descriptor: FetchDescriptor<Voyage>) throws -> [String] {
+        var all = try context.fetch(FetchDescriptor<Voyage>())
+        if let predicate = descriptor.predicate { all = try all.filter { try predicate.evaluate($0) } }
+        all = all.sorted(using: descriptor.sortBy)
+        let offset = min(descriptor.fetchOffset ?? 0, all.count)
+        let end = descriptor.fetchLimit.map { min(all.count, offset + $0) } ?? all.count
+        return all[offset..<end].map(\.code)
+    }
+
+    @discardableResult
+    private func check(_ descriptor: FetchDescriptor<Voyage>, sourceLocation: SourceLocation = #_sourceLocation) throws -> FetchExplanation {
+        let explanation = try context.explain(descriptor)
+        #expect(try context.fetch(descriptor).map(\.code) == reference(descriptor), "\(explanation)", sourceLocation: sourceLocation)
+        #expect(explanation.filtering == (descriptor.predicate == nil ? .none : .native), sourceLocation: sourceLocation)
+        return explanation
+    }
+
+    @Test func equalityUsesTheIndex() throws {
+        let e = try check(FetchDescriptor(predicate: #Predicate { $0.port == "Lima" }, sortBy: [SortDescriptor(\.code)]))
+        #expect(e.accessPath == .index(["port"], .equality))
+        #expect(e.rowsExamined == 100)
+        #expect(e.resultCount == 100)
+    }
+
+    @Test func rangeUsesTheIndex() throws {
+        let from = Date(timeIntervalSince1970: 100 * 86_400), to = Date(timeIntervalSince1970: 120 * 86_400)
+        let e = try check(FetchDescriptor(predicate: #Predicate { $0.departure >= from && $0.departure < to }))
+        #expect(e.accessPath == .index(["departure"], .range))
+        #expect(e.rowsExamined == e.resultCount)
+        #expect(e.resultCount > 0)
+    }
+
+    @Test func compoundPrefixWithRange() throws {
+        let e = try check(FetchDescriptor(
+            predicate: #Predicate { $0.port == "Cork" && $0.fare > 150 && !$0.isFull },
+            sortBy: [SortDescriptor(\.fare), SortDescriptor(\.code)]))
+        #expect(e.accessPath == .index(["port", "fare"], .range))
+        let corkAbove150 = try context.fetchCount(FetchDescriptor<Voyage>(predicate: #Predicate { $0.port == "Cork" && $0.fare > 150 }))
+        #expect(e.rowsExamined == corkAbove150)
+    }
+
+    @Test func inListUsesOneLookupPerValue() throws {
+        let wanted = ["Nice", "Bari", "Nice"]
+        let e = try check(FetchDescriptor(predicate: #Predicate { wanted.contains($0.port) }, sortBy: [SortDescriptor(\.code)]))
+        #expect(e.accessPath == .index(["port"], .inList(2)))
+        #expect(e.rowsExamined == 200)
+    }
+
+    @Test func indexOrderServesSortWithLimit() throws {
+        let from = Date(timeIntervalSince1970: 50 * 86_400)
+        var descriptor = FetchDescriptor<Voyage>(predicate: #Predicate { $0.departure > from }, sortBy: [SortDescriptor(\.departure)])
+        descriptor.fetchLimit = 5
+        descriptor.fetchOffset = 2
+        let e = try check(descriptor)
+        #expect(e.accessPath == .index(["departure"], .range))
+        #expect(e.sortedByIndex)
+        #expect(e.rowsExamined < 20)
+        #expect(e.resultCount == 5)
+
+        var newest = FetchDescriptor<Voyage>(sortBy: [SortDescriptor(\.departure, order: .reverse)])
+        newest.fetchLimit = 3
+        let ordered = try check(newest)
+        #expect(ordered.accessPath == .index(["departure"], .ordered))
+        #expect(ordered.sortedByIndex)
+        #expect(ordered.rowsExamined < 10)
+    }
+
+    @Test func pendingChangesAreFoundByTheirNewValues() throws {
+        let moved = try #require(try context.fetch(FetchDescriptor<Voyage>(predicate: #Predicate { $0.code == "v1" })).first)
+        let oldPort = moved.port
+        moved.port = "Atlantis"
+        context.insert(Voyage(code: "new", port: "Atlantis", departure: .now, fare: 1, isFull: false))
+        let found = try context.fetch(FetchDescriptor<Voyage>(predicate: #Predicate { $0.port == "Atlantis" }, sortBy: [SortDescriptor(\.code)]))
+        #expect(found.map(\.code) == ["new", "v1"])
+        let old = try context.fetch(FetchDescriptor<Voyage>(predicate: #Predicate { $0.port == oldPort }))
+        #expect(!old.contains { $0.code == "v1" })
+        var limited = FetchDescriptor<Voyage>(sortBy: [SortDescriptor(\.departure, order: .reverse)])
+        limited.fetchLimit = 1
+        #expect(try context.fetch(limited).map(\.code) == ["new"])
+    }
+
+    @Test func uniqueKeyBeatsOtherIndexes() throws {
+        let e = try check(FetchDescriptor(predicate: #Predicate { $0.port == "Oslo" && $0.code == "v0" }))
+        #expect(e.accessPath == .uniqueIndex(["code"]))
+        #expect(e.rowsExamined == 1)
+    }
+}
