@@ -63,9 +63,9 @@ extension ModelContext {
         let identifiers = try matchingIdentifiers(fetch)
         let wasRegistered = Set(registry.keys)
         var start = 0
-        let size = max(1, batchSize)
+        let size = Swift.max(1, batchSize)
         while start < identifiers.count {
-            let batch = identifiers[start..<min(start + size, identifiers.count)]
+            let batch = identifiers[start..<Swift.min(start + size, identifiers.count)]
             for id in batch {
                 if let model = model(for: id) as? T { try block(model) }
             }
