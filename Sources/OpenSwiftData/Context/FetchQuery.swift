@@ -186,14 +186,21 @@ struct FetchQuery<T: PersistentModel> {
             }
             keys.append((slot, sort.order == .reverse))
         }
-        return candidates.enumerated().sorted { a, b in
+        let ranked = Array(candidates.enumerated())
+        func less(_ a: (offset: Int, element: Candidate), _ b: (offset: Int, element: Candidate)) -> Bool {
             for key in keys {
                 let x = a.element.values[key.slot], y = b.element.values[key.slot]
                 if x == y { continue }
                 return key.reverse ? y < x : x < y
             }
             return a.offset < b.offset
-        }.map(\.element)
+        }
+        // With a limit, keep only the rows the window can reach (a top-k heap).
+        if let limit = descriptor.fetchLimit, limit > 0 {
+            let reach = limit + Swift.max(descriptor.fetchOffset ?? 0, 0)
+            if reach < ranked.count / 2 { return smallest(reach, of: ranked, by: less).map(\.element) }
+        }
+        return ranked.sorted(by: less).map(\.element)
     }
 
     /// Sorts on model objects with Foundation, for sort keys the engine cannot read

@@ -105,6 +105,19 @@ final class Voyage {
         #expect(ordered.rowsExamined < 10)
     }
 
+    @Test func topKWithoutAnIndexOrder() throws {
+        for (limit, offset) in [(1, 0), (5, 3), (40, 100), (300, 0)] {
+            var descriptor = FetchDescriptor<Voyage>(
+                predicate: #Predicate { !$0.isFull },
+                sortBy: [SortDescriptor(\.fare, order: .reverse), SortDescriptor(\.departure)])
+            descriptor.fetchLimit = limit
+            descriptor.fetchOffset = offset
+            let e = try check(descriptor)
+            #expect(e.accessPath == .scan)
+            #expect(!e.sortedByIndex)
+        }
+    }
+
     @Test func pendingChangesAreFoundByTheirNewValues() throws {
         let moved = try #require(try context.fetch(FetchDescriptor<Voyage>(predicate: #Predicate { $0.code == "v1" })).first)
         let oldPort = moved.port
