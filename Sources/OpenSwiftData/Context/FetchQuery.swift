@@ -87,6 +87,9 @@ struct FetchQuery<T: PersistentModel> {
     func candidates(examined: inout Int) throws -> [Candidate] {
         var results: [Candidate] = []
         var evaluator = RowEvaluator(version: version)
+        if case let .native(expression) = filter, context.hasChanges, expression.traversesRelationships {
+            evaluator.overlay = context.pendingRows()
+        }
         let table = version.tables[entity]
         let changed: [T] = context.changed.compactMap { context.registry[$0] as? T }
         let pending: [T] = descriptor.includePendingChanges ? context.inserted.compactMap { context.registry[$0] as? T } : []

@@ -147,24 +147,6 @@ extension ModelContext {
         backing.generation = generation
     }
 
-    /// The backing data's values with relationship slots holding row references.
-    private func row(of backing: any ModelBacking) -> Row {
-        var row = backing.values
-        let layout = backing.layout
-        for (j, relationship) in layout.relationships.enumerated() {
-            guard let models = backing.resolvedModels(j) else { continue }
-            let ids = models.compactMap(rowReference)
-            row[layout.attributes.count + j] = relationship.isToMany ? .references(ids) : ids.first.map(Value.reference) ?? .null
-        }
-        return row
-    }
-
-    private func rowReference(_ model: any PersistentModel) -> RowID? {
-        let backing = model.modelBacking
-        guard backing.context === self, !backing.isDeleted else { return nil }
-        return RowID(backing.identifier.id.key)
-    }
-
     /// Marks the cascaded models deleted and removes every deleted model from the
     /// inverse relationships of the models that stay.
     private func applyDeletes(_ closure: [any PersistentModel]) {

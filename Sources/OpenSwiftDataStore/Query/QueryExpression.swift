@@ -70,6 +70,28 @@ public indirect enum QueryExpression: Hashable, Sendable {
     }
 }
 
+extension QueryExpression {
+    /// Whether evaluating the expression reads rows other than the root's.
+    public var traversesRelationships: Bool {
+        switch self {
+        case .toOne, .toMany: return true
+        case .constant, .root, .variable: return false
+        case let .attribute(e, _, _), let .not(e), let .negate(e), let .forceUnwrap(e), let .count(e), let .isEmpty(e),
+             let .first(e), let .last(e), let .minimum(e), let .maximum(e), let .localizedLowercase(e),
+             let .localizedUppercase(e):
+            return e.traversesRelationships
+        case let .equal(a, b), let .notEqual(a, b), let .compare(_, a, b), let .and(a, b), let .or(a, b),
+             let .arithmetic(_, a, b), let .nilCoalesce(a, b), let .contains(a, b), let .startsWith(a, b),
+             let .localizedStandardContains(a, b), let .caseInsensitiveCompare(a, b), let .subscripted(a, b):
+            return a.traversesRelationships || b.traversesRelationships
+        case let .optionalMap(a, _, b), let .containsWhere(a, _, b), let .allSatisfy(a, _, b), let .filter(a, _, b):
+            return a.traversesRelationships || b.traversesRelationships
+        case let .conditional(a, b, c), let .inRange(a, b, c, _):
+            return a.traversesRelationships || b.traversesRelationships || c.traversesRelationships
+        }
+    }
+}
+
 /// Why a compiled expression could not be evaluated on a row.
 public enum QueryEvaluationError: Error, Hashable, Sendable {
     /// A forced unwrap met nil.
@@ -78,6 +100,8 @@ public enum QueryEvaluationError: Error, Hashable, Sendable {
     case arithmeticOverflow
     /// A subscript was out of bounds.
     case indexOutOfRange
+    /// A range's upper bound was below its lower bound.
+    case invalidRange
     /// Values of kinds the operator does not take (a damaged store, or a compiler bug).
     case typeMismatch(String)
 }

@@ -7,6 +7,9 @@ import Foundation
 /// forced unwraps of nil are errors rather than traps.
 public struct RowEvaluator {
     public let version: StoreVersion
+    /// Rows that differ from `version` for the caller (unsaved changes): a row, or
+    /// nil for a row that is gone. Relationship traversals read through it.
+    public var overlay: [EntityRow: Row?] = [:]
     private var variables: [Int: Value] = [:]
     private var rootID = RowID(0)
     private var rootRow: Row = []
@@ -31,6 +34,11 @@ public struct RowEvaluator {
 
     private func row(_ reference: Value, of entity: Int) -> Row? {
         guard case let .reference(id) = reference else { return nil }
+        return row(id, of: entity)
+    }
+
+    private func row(_ id: RowID, of entity: Int) -> Row? {
+        if !overlay.isEmpty, let pending = overlay[EntityRow(entity: entity, id: id)] { return pending }
         return version.row(id, of: entity)
     }
 
@@ -49,13 +57,13 @@ public struct RowEvaluator {
         case let .toOne(base, entity, slot, destination):
             let source: Row?
             if case .root = base { source = rootRow } else { source = row(try evaluate(base), of: entity) }
-            guard case let .reference(id)? = source?[slot], version.row(id, of: destination) != nil else { return .null }
+            guard case let .reference(id)? = source?[slot], row(id, of: destination) != nil else { return .null }
             return .reference(id)
         case let .toMany(base, entity, slot, destination):
             let source: Row?
             if case .root = base { source = rootRow } else { source = row(try evaluate(base), of: entity) }
             guard case let .references(ids)? = source?[slot] else { return .references([]) }
-            return .references(ids.filter { version.row($0, of: destination) != nil })
+            return .references(ids.filter { row($0, of: destination) != nil })
 
         case let .equal(l, r):
             return .bool(try evaluate(l) == evaluate(r))
@@ -112,7 +120,7 @@ public struct RowEvaluator {
                 return .bool(ids.contains(id))
             case let .string(text):
                 guard case let .string(other) = e else { return .bool(false) }
-                return .bool(text.contains(other))
+                return .bool(Self.contains(text, other))
             case .null: return .bool(false)
             default: throw QueryEvaluationError.typeMismatch("\(s).contains(\(e))")
             }
@@ -180,6 +188,8 @@ public struct RowEvaluator {
             return .string(a.localizedUppercase)
         case let .inRange(e, lower, upper, closed):
             let x = try evaluate(e), lo = try evaluate(lower), hi = try evaluate(upper)
+            // Swift refuses to form a range whose bounds are out of order.
+            if hi < lo { throw QueryEvaluationError.invalidRange }
             return .bool(!(x < lo) && (closed ? !(hi < x) : x < hi))
         case let .subscripted(e, index):
             guard case let .int(i) = try evaluate(index) else { throw QueryEvaluationError.typeMismatch("subscript") }
@@ -187,6 +197,12 @@ public struct RowEvaluator {
             guard i >= 0, i < items.count else { throw QueryEvaluationError.indexOutOfRange }
             return items[Int(i)]
         }
+    }
+
+    /// Substring containment as the standard library's generic `Collection.contains`
+    /// does it (an empty needle is contained), which is what `#Predicate` evaluates.
+    static func contains<C: Collection>(_ text: C, _ needle: C) -> Bool where C.Element: Equatable {
+        text.contains(needle)
     }
 
     private mutating func bind(_ variable: Int, to value: Value, _ body: (inout RowEvaluator) throws -> Value) rethrows -> Value {

@@ -1,0 +1,39 @@
+import OpenSwiftDataStore
+
+extension ModelContext {
+    /// The backing data's values with relationship slots holding row references
+    /// (temporary ones for unsaved models): the row a save would write.
+    ///
+    /// With `keepingDeleted`, references to models deleted since the last save stay:
+    /// until the save applies delete rules, the models still show them.
+    func row(of backing: any ModelBacking, keepingDeleted: Bool = false) -> Row {
+        var row = backing.values
+        let layout = backing.layout
+        for (j, relationship) in layout.relationships.enumerated() {
+            guard let models = backing.resolvedModels(j) else { continue }
+            let ids = models.compactMap { rowReference($0, keepingDeleted: keepingDeleted) }
+            row[layout.attributes.count + j] = relationship.isToMany ? .references(ids) : ids.first.map(Value.reference) ?? .null
+        }
+        return row
+    }
+
+    func rowReference(_ model: any PersistentModel, keepingDeleted: Bool = false) -> RowID? {
+        let backing = model.modelBacking
+        guard backing.context === self, keepingDeleted || !backing.isDeleted else { return nil }
+        return RowID(backing.identifier.id.key)
+    }
+
+    /// The context's unsaved state as rows over the store: changed and inserted
+    /// models' current rows. A predicate that follows relationships reads related
+    /// rows through it, so it sees what the models show. Deleted models stay
+    /// visible, as they do on the models, until the save applies delete rules.
+    /// - Complexity: O(pending models)
+    func pendingRows() -> [EntityRow: Row?] {
+        var overlay: [EntityRow: Row?] = [:]
+        for id in changed.union(insertedSet) {
+            guard let model = registry[id], let entity = container.entityIndex(named: id.entityName) else { continue }
+            overlay[EntityRow(entity: entity, id: RowID(id.id.key))] = .some(row(of: model.modelBacking, keepingDeleted: true))
+        }
+        return overlay
+    }
+}
