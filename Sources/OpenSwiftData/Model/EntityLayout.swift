@@ -1,6 +1,5 @@
 import Foundation
 import OpenSwiftDataStore
-import Synchronization
 
 /// What one model type stores, slot by slot, derived once from `schemaMetadata`.
 ///
@@ -88,7 +87,7 @@ final class EntityLayout: @unchecked Sendable {
         }
     }
 
-    private static let cache = Mutex<[ObjectIdentifier: EntityLayout]>([:])
+    private static let cache = Locked<[ObjectIdentifier: EntityLayout]>([:])
 
     static func entityName(of type: any PersistentModel.Type) -> String {
         String(describing: type)

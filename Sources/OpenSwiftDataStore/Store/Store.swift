@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The in-memory store: the published version readers see, and the one serial
 /// path every commit takes.
 ///
@@ -8,13 +6,13 @@ import Synchronization
 /// builds its new version aside and publishes it with one pointer swap.
 public final class Store: Sendable {
     public let schema: StoreSchema
-    private let published: Mutex<StoreVersion>
+    private let published: Locked<StoreVersion>
     /// Serializes commits; readers never take it.
-    private let commitPath = Mutex<Void>(())
+    private let commitPath = Locked<Void>(())
 
     public init(schema: StoreSchema) {
         self.schema = schema
-        self.published = Mutex(StoreVersion(schema: schema))
+        self.published = Locked(StoreVersion(schema: schema))
     }
 
     /// The latest published version.
