@@ -1,0 +1,24 @@
+import Foundation
+
+/// State behind a lock.
+///
+/// A pthread mutex (through `NSLock`) rather than `Synchronization.Mutex`: on Linux
+/// the latter waits on raw futexes, which ThreadSanitizer cannot see, so every
+/// access it guards shows up as a false race and hides real ones.
+public final class Locked<State>: @unchecked Sendable {
+    // The lock comes first: a zero-sized state (Void) would otherwise share its
+    // address, and TSan would take the state's exclusive access for a race on it.
+    private let lock = NSLock()
+    private var state: State
+
+    public init(_ state: State) {
+        self.state = state
+    }
+
+    /// Runs `body` with exclusive access to the state.
+    public func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&state)
+    }
+}
