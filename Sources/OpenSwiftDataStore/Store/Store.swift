@@ -1,3 +1,5 @@
+import Foundation
+
 /// The in-memory store: the published version readers see, and the one serial
 /// path every commit takes.
 ///
@@ -8,7 +10,7 @@ public final class Store: Sendable {
     public let schema: StoreSchema
     private let published: Locked<StoreVersion>
     /// Serializes commits; readers never take it.
-    private let commitPath = Locked<Void>(())
+    private let commitPath = NSLock()
 
     public init(schema: StoreSchema) {
         self.schema = schema
@@ -29,21 +31,21 @@ public final class Store: Sendable {
     /// When it throws, nothing is published.
     /// - Complexity: O(changes), plus O(rows / chunk size) to copy chunk tables.
     public func commit(_ changes: ChangeSet) throws(StoreError) -> CommitResult {
-        try commitPath.withLock { _ throws(StoreError) -> CommitResult in
-            var version = current
-            let result = try Self.apply(changes, to: &version)
-            published.withLock { $0 = version }
-            return result
-        }
+        commitPath.lock()
+        defer { commitPath.unlock() }
+        var version = current
+        let result = try Self.apply(changes, to: &version)
+        published.withLock { $0 = version }
+        return result
     }
 
     /// Removes every row of every entity, as one commit.
     public func removeAll() {
-        commitPath.withLock { _ in
-            var version = StoreVersion(schema: schema)
-            version.generation = current.generation + 1
-            published.withLock { $0 = version }
-        }
+        commitPath.lock()
+        defer { commitPath.unlock() }
+        var version = StoreVersion(schema: schema)
+        version.generation = current.generation + 1
+        published.withLock { $0 = version }
     }
 
     private static func apply(_ changes: ChangeSet, to version: inout StoreVersion) throws(StoreError) -> CommitResult {
