@@ -113,7 +113,9 @@ extension ModelMacro: MemberMacro {
             } else if let relationship = property.attribute(named: "Relationship") {
                 schemaProperty = "OpenSwiftData.Schema.Relationship(\(relationship.argumentText))"
             }
-            return "OpenSwiftData.Schema.PropertyMetadata(name: \(name.stringLiteral), keypath: \\\(type).\(property.keyPathComponent!), defaultValue: \(defaultValue), metadata: \(schemaProperty))"
+            let keyPath = classDecl.genericParameterClause != nil
+                ? "\\\(type).\(property.keyPathComponent!)" : "\(type)._$keyPath_\(name)"
+            return "OpenSwiftData.Schema.PropertyMetadata(name: \(name.stringLiteral), keypath: \(keyPath), defaultValue: \(defaultValue), metadata: \(schemaProperty))"
         }
         let metadataBody = metadata.isEmpty
             ? "[]"
@@ -284,6 +286,14 @@ extension String {
 
 extension MacroExpansionContext {
     /// The name of the innermost enclosing class, used to spell rooted key paths.
+    /// Whether the innermost enclosing class has generic parameters.
+    var enclosingClassIsGeneric: Bool {
+        for node in lexicalContext {
+            if let classDecl = node.as(ClassDeclSyntax.self) { return classDecl.genericParameterClause != nil }
+        }
+        return false
+    }
+
     var enclosingClassName: String? {
         for node in lexicalContext {
             if let classDecl = node.as(ClassDeclSyntax.self) { return classDecl.name.trimmed.text }

@@ -16,6 +16,8 @@ import SwiftSyntaxMacros
 ///   `init` accessor with `nil` in every initializer that does not assign it, as it
 ///   default-initializes a stored Optional, so `nil` reaches the backing data. (`Optional<T>`
 ///   spelled out must be assigned, exactly as without `@Model`.)
+/// - Non-generic classes get a `_$keyPath_name` static holding the property's key path, which
+///   the accessors and `schemaMetadata` use, so reading a property builds no key path.
 /// - `willSet`/`didSet` are rejected: the property is computed after expansion and SwiftData does
 ///   not run observers; keeping them would make the compiler reject the generated accessors.
 public struct PersistedPropertyMacro {}
@@ -35,26 +37,26 @@ extension PersistedPropertyMacro: AccessorMacro {
                 node: property.decl.bindings.first!.accessorBlock!, message: SwiftDataDiagnostic.propertyObservers(property.name)))
             return []
         }
-        let name = property.keyPath
         let storage = "_\(property.name)"
+        let keyPath = property.keyPathExpression
         return [
             """
             @storageRestrictions(accesses: _$backingData, initializes: \(raw: storage))
             init(initialValue) {
-                _$backingData.setValue(forKey: \\\(raw: property.type).\(raw: name), to: initialValue)
+                _$backingData.setValue(forKey: \(raw: keyPath), to: initialValue)
                 \(raw: storage) = _SwiftDataNoType()
             }
             """,
             """
             get {
-                access(keyPath: \\.\(raw: name))
-                return self.getValue(forKey: \\.\(raw: name))
+                access(keyPath: \(raw: keyPath))
+                return self.getValue(forKey: \(raw: keyPath))
             }
             """,
             """
             set {
-                withMutation(keyPath: \\.\(raw: name)) {
-                    self.setValue(forKey: \\.\(raw: name), to: newValue)
+                withMutation(keyPath: \(raw: keyPath)) {
+                    self.setValue(forKey: \(raw: keyPath), to: newValue)
                 }
             }
             """,
@@ -72,7 +74,13 @@ extension PersistedPropertyMacro: PeerMacro {
         guard let property = PersistedProperty(declaration, in: context), !property.decl.hasObservers else {
             return []
         }
-        return ["@Transient private var _\(raw: property.name): _SwiftDataNoType"]
+        var peers: [DeclSyntax] = ["@Transient private var _\(raw: property.name): _SwiftDataNoType"]
+        if !property.isInGenericClass {
+            // One key path object per property, made once: a key path literal is built
+            // anew each time it is evaluated, which dominated reading a property.
+            peers.append("nonisolated(unsafe) private static let \(raw: property.keyPathConstant) = \\\(raw: property.type).\(raw: property.keyPath)")
+        }
+        return peers
     }
 }
 
@@ -85,6 +93,17 @@ private struct PersistedProperty {
     let keyPath: String
     /// The enclosing model class.
     let type: String
+    /// Whether that class is generic (it cannot have static stored properties).
+    let isInGenericClass: Bool
+
+    /// The name of the static key path constant, `_$keyPath_name`.
+    var keyPathConstant: String { "_$keyPath_\(name)" }
+
+    /// How the accessors name the property's key path: the constant, or a literal in
+    /// generic classes.
+    var keyPathExpression: String {
+        isInGenericClass ? "\\\(type).\(keyPath)" : "\(type).\(keyPathConstant)"
+    }
 
     init?(_ declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext) {
         guard let decl = declaration.as(VariableDeclSyntax.self),
@@ -96,5 +115,6 @@ private struct PersistedProperty {
         self.name = name
         self.keyPath = keyPath
         self.type = type
+        self.isInGenericClass = context.enclosingClassIsGeneric
     }
 }

@@ -29,111 +29,123 @@ final class ModelMacroTests: XCTestCase {
                 var name: String {
                     @storageRestrictions(accesses: _$backingData, initializes: _name)
                     init(initialValue) {
-                        _$backingData.setValue(forKey: \Trip.name, to: initialValue)
+                        _$backingData.setValue(forKey: Trip._$keyPath_name, to: initialValue)
                         _name = _SwiftDataNoType()
                     }
                     get {
-                        access(keyPath: \.name)
-                        return self.getValue(forKey: \.name)
+                        access(keyPath: Trip._$keyPath_name)
+                        return self.getValue(forKey: Trip._$keyPath_name)
                     }
                     set {
-                        withMutation(keyPath: \.name) {
-                            self.setValue(forKey: \.name, to: newValue)
+                        withMutation(keyPath: Trip._$keyPath_name) {
+                            self.setValue(forKey: Trip._$keyPath_name, to: newValue)
                         }
                     }
                 }
 
                 private var _name: _SwiftDataNoType
+
+                nonisolated(unsafe) private static let _$keyPath_name = \Trip.name
                 var destination: String {
                     @storageRestrictions(accesses: _$backingData, initializes: _destination)
                     init(initialValue) {
-                        _$backingData.setValue(forKey: \Trip.destination, to: initialValue)
+                        _$backingData.setValue(forKey: Trip._$keyPath_destination, to: initialValue)
                         _destination = _SwiftDataNoType()
                     }
                     get {
-                        access(keyPath: \.destination)
-                        return self.getValue(forKey: \.destination)
+                        access(keyPath: Trip._$keyPath_destination)
+                        return self.getValue(forKey: Trip._$keyPath_destination)
                     }
                     set {
-                        withMutation(keyPath: \.destination) {
-                            self.setValue(forKey: \.destination, to: newValue)
+                        withMutation(keyPath: Trip._$keyPath_destination) {
+                            self.setValue(forKey: Trip._$keyPath_destination, to: newValue)
                         }
                     }
                 }
 
                 private var _destination: _SwiftDataNoType
+
+                nonisolated(unsafe) private static let _$keyPath_destination = \Trip.destination
                 var isFavorite: Bool {
                     @storageRestrictions(accesses: _$backingData, initializes: _isFavorite)
                     init(initialValue) {
-                        _$backingData.setValue(forKey: \Trip.isFavorite, to: initialValue)
+                        _$backingData.setValue(forKey: Trip._$keyPath_isFavorite, to: initialValue)
                         _isFavorite = _SwiftDataNoType()
                     }
                     get {
-                        access(keyPath: \.isFavorite)
-                        return self.getValue(forKey: \.isFavorite)
+                        access(keyPath: Trip._$keyPath_isFavorite)
+                        return self.getValue(forKey: Trip._$keyPath_isFavorite)
                     }
                     set {
-                        withMutation(keyPath: \.isFavorite) {
-                            self.setValue(forKey: \.isFavorite, to: newValue)
+                        withMutation(keyPath: Trip._$keyPath_isFavorite) {
+                            self.setValue(forKey: Trip._$keyPath_isFavorite, to: newValue)
                         }
                     }
                 }
 
                 private var _isFavorite: _SwiftDataNoType
+
+                nonisolated(unsafe) private static let _$keyPath_isFavorite = \Trip.isFavorite
                 var notes: String? {
                     @storageRestrictions(accesses: _$backingData, initializes: _notes)
                     init(initialValue) {
-                        _$backingData.setValue(forKey: \Trip.notes, to: initialValue)
+                        _$backingData.setValue(forKey: Trip._$keyPath_notes, to: initialValue)
                         _notes = _SwiftDataNoType()
                     }
                     get {
-                        access(keyPath: \.notes)
-                        return self.getValue(forKey: \.notes)
+                        access(keyPath: Trip._$keyPath_notes)
+                        return self.getValue(forKey: Trip._$keyPath_notes)
                     }
                     set {
-                        withMutation(keyPath: \.notes) {
-                            self.setValue(forKey: \.notes, to: newValue)
+                        withMutation(keyPath: Trip._$keyPath_notes) {
+                            self.setValue(forKey: Trip._$keyPath_notes, to: newValue)
                         }
                     }
                 }
 
                 private var _notes: _SwiftDataNoType
+
+                nonisolated(unsafe) private static let _$keyPath_notes = \Trip.notes
                 var bucketList: [BucketListItem] {
                     @storageRestrictions(accesses: _$backingData, initializes: _bucketList)
                     init(initialValue) {
-                        _$backingData.setValue(forKey: \Trip.bucketList, to: initialValue)
+                        _$backingData.setValue(forKey: Trip._$keyPath_bucketList, to: initialValue)
                         _bucketList = _SwiftDataNoType()
                     }
                     get {
-                        access(keyPath: \.bucketList)
-                        return self.getValue(forKey: \.bucketList)
+                        access(keyPath: Trip._$keyPath_bucketList)
+                        return self.getValue(forKey: Trip._$keyPath_bucketList)
                     }
                     set {
-                        withMutation(keyPath: \.bucketList) {
-                            self.setValue(forKey: \.bucketList, to: newValue)
+                        withMutation(keyPath: Trip._$keyPath_bucketList) {
+                            self.setValue(forKey: Trip._$keyPath_bucketList, to: newValue)
                         }
                     }
                 }
 
                 private var _bucketList: _SwiftDataNoType
+
+                nonisolated(unsafe) private static let _$keyPath_bucketList = \Trip.bucketList
                 var living: LivingAccommodation? {
                     @storageRestrictions(accesses: _$backingData, initializes: _living)
                     init(initialValue) {
-                        _$backingData.setValue(forKey: \Trip.living, to: initialValue)
+                        _$backingData.setValue(forKey: Trip._$keyPath_living, to: initialValue)
                         _living = _SwiftDataNoType()
                     }
                     get {
-                        access(keyPath: \.living)
-                        return self.getValue(forKey: \.living)
+                        access(keyPath: Trip._$keyPath_living)
+                        return self.getValue(forKey: Trip._$keyPath_living)
                     }
                     set {
-                        withMutation(keyPath: \.living) {
-                            self.setValue(forKey: \.living, to: newValue)
+                        withMutation(keyPath: Trip._$keyPath_living) {
+                            self.setValue(forKey: Trip._$keyPath_living, to: newValue)
                         }
                     }
                 }
 
                 private var _living: _SwiftDataNoType
+
+                nonisolated(unsafe) private static let _$keyPath_living = \Trip.living
                 var isSelected: Bool = false
                 var nights: Int { 3 }
                 static var shared = 0
@@ -160,12 +172,12 @@ final class ModelMacroTests: XCTestCase {
 
                 public static var schemaMetadata: [OpenSwiftData.Schema.PropertyMetadata] {
                     [
-                        OpenSwiftData.Schema.PropertyMetadata(name: "name", keypath: \Trip.name, defaultValue: nil, metadata: OpenSwiftData.Schema.Attribute(.unique)),
-                        OpenSwiftData.Schema.PropertyMetadata(name: "destination", keypath: \Trip.destination, defaultValue: nil, metadata: nil),
-                        OpenSwiftData.Schema.PropertyMetadata(name: "isFavorite", keypath: \Trip.isFavorite, defaultValue: false as Bool, metadata: nil),
-                        OpenSwiftData.Schema.PropertyMetadata(name: "notes", keypath: \Trip.notes, defaultValue: nil, metadata: nil),
-                        OpenSwiftData.Schema.PropertyMetadata(name: "bucketList", keypath: \Trip.bucketList, defaultValue: [] as [BucketListItem], metadata: OpenSwiftData.Schema.Relationship(deleteRule: .cascade, inverse: \BucketListItem.trip)),
-                        OpenSwiftData.Schema.PropertyMetadata(name: "living", keypath: \Trip.living, defaultValue: nil, metadata: nil)
+                        OpenSwiftData.Schema.PropertyMetadata(name: "name", keypath: Trip._$keyPath_name, defaultValue: nil, metadata: OpenSwiftData.Schema.Attribute(.unique)),
+                        OpenSwiftData.Schema.PropertyMetadata(name: "destination", keypath: Trip._$keyPath_destination, defaultValue: nil, metadata: nil),
+                        OpenSwiftData.Schema.PropertyMetadata(name: "isFavorite", keypath: Trip._$keyPath_isFavorite, defaultValue: false as Bool, metadata: nil),
+                        OpenSwiftData.Schema.PropertyMetadata(name: "notes", keypath: Trip._$keyPath_notes, defaultValue: nil, metadata: nil),
+                        OpenSwiftData.Schema.PropertyMetadata(name: "bucketList", keypath: Trip._$keyPath_bucketList, defaultValue: [] as [BucketListItem], metadata: OpenSwiftData.Schema.Relationship(deleteRule: .cascade, inverse: \BucketListItem.trip)),
+                        OpenSwiftData.Schema.PropertyMetadata(name: "living", keypath: Trip._$keyPath_living, defaultValue: nil, metadata: nil)
                     ]
                 }
 
@@ -238,20 +250,55 @@ final class ModelMacroTests: XCTestCase {
                 static var count = 0
                 init() { plain = ""; alreadyDone = 0 }
 
-            """# + modelMembers("Category", metadata: [
-                #"name: "plain", keypath: \Category.plain, defaultValue: nil, metadata: OpenSwiftData.Schema.Attribute()"#,
-                #"name: "images", keypath: \Category.images, defaultValue: [RemoteImage](), metadata: OpenSwiftData.Schema.Relationship()"#,
-                #"name: "checkIn", keypath: \Category.checkIn, defaultValue: nil, metadata: nil"#,
-                #"name: "note", keypath: \Category.note, defaultValue: nil, metadata: nil"#,
-                #"name: "default", keypath: \Category.`default`, defaultValue: 0, metadata: nil"#,
-                #"name: "alreadyDone", keypath: \Category.alreadyDone, defaultValue: nil, metadata: nil"#,
-            ], storage: ["_plain", "_images", "_checkIn", "_note", "_default", "_alreadyDone"]) + """
+                @Transient private var _$backingData: any OpenSwiftData.BackingData<Category> = Category.createBackingData()
 
+                public var persistentBackingData: any OpenSwiftData.BackingData<Category> {
+                    get {
+                        _$backingData
+                    }
+                    set {
+                        _$backingData = newValue
+                    }
+                }
+
+                public static var schemaMetadata: [OpenSwiftData.Schema.PropertyMetadata] {
+                    [
+                        OpenSwiftData.Schema.PropertyMetadata(name: "plain", keypath: Category._$keyPath_plain, defaultValue: nil, metadata: OpenSwiftData.Schema.Attribute()),
+                        OpenSwiftData.Schema.PropertyMetadata(name: "images", keypath: Category._$keyPath_images, defaultValue: [RemoteImage](), metadata: OpenSwiftData.Schema.Relationship()),
+                        OpenSwiftData.Schema.PropertyMetadata(name: "checkIn", keypath: Category._$keyPath_checkIn, defaultValue: nil, metadata: nil),
+                        OpenSwiftData.Schema.PropertyMetadata(name: "note", keypath: Category._$keyPath_note, defaultValue: nil, metadata: nil),
+                        OpenSwiftData.Schema.PropertyMetadata(name: "default", keypath: Category._$keyPath_default, defaultValue: 0, metadata: nil),
+                        OpenSwiftData.Schema.PropertyMetadata(name: "alreadyDone", keypath: Category._$keyPath_alreadyDone, defaultValue: nil, metadata: nil)
+                    ]
+                }
+
+                public required init(backingData: any OpenSwiftData.BackingData<Category>) {
+                    _plain = _SwiftDataNoType()
+                    _images = _SwiftDataNoType()
+                    _checkIn = _SwiftDataNoType()
+                    _note = _SwiftDataNoType()
+                    _default = _SwiftDataNoType()
+                    _alreadyDone = _SwiftDataNoType()
+                    self.persistentBackingData = backingData
+                }
+
+                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+
+                internal nonisolated func access<_M>(keyPath: KeyPath<Category, _M>) {
+                    _$observationRegistrar.access(self, keyPath: keyPath)
+                }
+
+                internal nonisolated func withMutation<_M, _MR>(keyPath: KeyPath<Category, _M>, _ mutation: () throws -> _MR) rethrows -> _MR {
+                    try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                }
+
+                internal struct _SwiftDataNoType {
+                }
             }
 
             extension Category: OpenSwiftData.PersistentModel, Observation.Observable {
             }
-            """,
+            """#,
             macroSpecs: modelOnly
         )
     }
@@ -309,15 +356,45 @@ final class ModelMacroTests: XCTestCase {
                 @_PersistedProperty
                 var description: String = ""
 
-            """# + modelMembers("Note", metadata: [
-                #"name: "description", keypath: \Note.description, defaultValue: "" as String, metadata: nil"#,
-            ], storage: ["_description"]) + """
+                @Transient private var _$backingData: any OpenSwiftData.BackingData<Note> = Note.createBackingData()
 
+                public var persistentBackingData: any OpenSwiftData.BackingData<Note> {
+                    get {
+                        _$backingData
+                    }
+                    set {
+                        _$backingData = newValue
+                    }
+                }
+
+                public static var schemaMetadata: [OpenSwiftData.Schema.PropertyMetadata] {
+                    [
+                        OpenSwiftData.Schema.PropertyMetadata(name: "description", keypath: Note._$keyPath_description, defaultValue: "" as String, metadata: nil)
+                    ]
+                }
+
+                public required init(backingData: any OpenSwiftData.BackingData<Note>) {
+                    _description = _SwiftDataNoType()
+                    self.persistentBackingData = backingData
+                }
+
+                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+
+                internal nonisolated func access<_M>(keyPath: KeyPath<Note, _M>) {
+                    _$observationRegistrar.access(self, keyPath: keyPath)
+                }
+
+                internal nonisolated func withMutation<_M, _MR>(keyPath: KeyPath<Note, _M>, _ mutation: () throws -> _MR) rethrows -> _MR {
+                    try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                }
+
+                internal struct _SwiftDataNoType {
+                }
             }
 
             extension Note: OpenSwiftData.PersistentModel, Observation.Observable {
             }
-            """,
+            """#,
             diagnostics: [DiagnosticSpec(
                 message: "stored property 'description' conflicts with CustomStringConvertible; SwiftData disallows it, rename the property",
                 line: 2, column: 9)],

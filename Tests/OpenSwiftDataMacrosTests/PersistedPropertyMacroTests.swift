@@ -18,39 +18,43 @@ final class PersistedPropertyMacroTests: XCTestCase {
                 var name: String {
                     @storageRestrictions(accesses: _$backingData, initializes: _name)
                     init(initialValue) {
-                        _$backingData.setValue(forKey: \Trip.name, to: initialValue)
+                        _$backingData.setValue(forKey: Trip._$keyPath_name, to: initialValue)
                         _name = _SwiftDataNoType()
                     }
                     get {
-                        access(keyPath: \.name)
-                        return self.getValue(forKey: \.name)
+                        access(keyPath: Trip._$keyPath_name)
+                        return self.getValue(forKey: Trip._$keyPath_name)
                     }
                     set {
-                        withMutation(keyPath: \.name) {
-                            self.setValue(forKey: \.name, to: newValue)
+                        withMutation(keyPath: Trip._$keyPath_name) {
+                            self.setValue(forKey: Trip._$keyPath_name, to: newValue)
                         }
                     }
                 }
 
                 @Transient private var _name: _SwiftDataNoType
+
+                nonisolated(unsafe) private static let _$keyPath_name = \Trip.name
                 var `default`: Int {
                     @storageRestrictions(accesses: _$backingData, initializes: _default)
                     init(initialValue) {
-                        _$backingData.setValue(forKey: \Trip.`default`, to: initialValue)
+                        _$backingData.setValue(forKey: Trip._$keyPath_default, to: initialValue)
                         _default = _SwiftDataNoType()
                     }
                     get {
-                        access(keyPath: \.`default`)
-                        return self.getValue(forKey: \.`default`)
+                        access(keyPath: Trip._$keyPath_default)
+                        return self.getValue(forKey: Trip._$keyPath_default)
                     }
                     set {
-                        withMutation(keyPath: \.`default`) {
-                            self.setValue(forKey: \.`default`, to: newValue)
+                        withMutation(keyPath: Trip._$keyPath_default) {
+                            self.setValue(forKey: Trip._$keyPath_default, to: newValue)
                         }
                     }
                 }
 
                 @Transient private var _default: _SwiftDataNoType
+
+                nonisolated(unsafe) private static let _$keyPath_default = \Trip.`default`
             }
             """#,
             macroSpecs: ["_PersistedProperty": MacroSpec(type: PersistedPropertyMacro.self)]
@@ -70,21 +74,23 @@ final class PersistedPropertyMacroTests: XCTestCase {
                 var name: String {
                     @storageRestrictions(accesses: _$backingData, initializes: _name)
                     init(initialValue) {
-                        _$backingData.setValue(forKey: \Trip.name, to: initialValue)
+                        _$backingData.setValue(forKey: Trip._$keyPath_name, to: initialValue)
                         _name = _SwiftDataNoType()
                     }
                     get {
-                        access(keyPath: \.name)
-                        return self.getValue(forKey: \.name)
+                        access(keyPath: Trip._$keyPath_name)
+                        return self.getValue(forKey: Trip._$keyPath_name)
                     }
                     set {
-                        withMutation(keyPath: \.name) {
-                            self.setValue(forKey: \.name, to: newValue)
+                        withMutation(keyPath: Trip._$keyPath_name) {
+                            self.setValue(forKey: Trip._$keyPath_name, to: newValue)
                         }
                     }
                 }
 
                 private var _name: _SwiftDataNoType
+
+                nonisolated(unsafe) private static let _$keyPath_name = \Trip.name
             }
             """#,
             macroSpecs: [

@@ -145,6 +145,13 @@ struct FetchQuery<T: PersistentModel> {
                 }
                 if stop { break }
             }
+            if needed != nil || (plan.providesOrder && changed.isEmpty && pending.isEmpty) {
+                // Index order is the sort order; ties are in row order going forward and
+                // in reverse row order going backward, where a stable sort wants row order.
+                if plan.reverse { reverseTies(&results, keys: plan.orderSlotsRange.map { plan.slots[$0] }) }
+                examined = tested
+                return results
+            }
             results.sort { $0.rowID! < $1.rowID! }
         }
         for model in changed {
@@ -178,6 +185,17 @@ struct FetchQuery<T: PersistentModel> {
     }
 
     // MARK: Sorting and windowing
+
+    /// Reverses each run of candidates whose `keys` slots are equal.
+    private func reverseTies(_ candidates: inout [Candidate], keys: [Int]) {
+        var start = 0
+        while start < candidates.count {
+            var end = start + 1
+            while end < candidates.count, keys.allSatisfy({ candidates[end].values[$0] == candidates[start].values[$0] }) { end += 1 }
+            if end - start > 1 { candidates[start..<end].reverse() }
+            start = end
+        }
+    }
 
     /// The candidates in `sortBy` order; stable, so ties keep store order.
     private func sorted(_ candidates: [Candidate]) -> [Candidate] {

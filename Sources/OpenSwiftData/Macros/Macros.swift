@@ -13,7 +13,7 @@ public macro Model() = #externalMacro(module: "OpenSwiftDataMacros", type: "Mode
 
 /// Implementation detail of `@Model`: reroutes one stored property through the backing data.
 @attached(accessor, names: named(init), named(get), named(set))
-@attached(peer, names: prefixed(_))
+@attached(peer, names: prefixed(_), prefixed(_$keyPath_))
 public macro _PersistedProperty() = #externalMacro(module: "OpenSwiftDataMacros", type: "PersistedPropertyMacro")
 
 /// Customizes how a model property is persisted (uniqueness, external storage, renames, …).

@@ -38,12 +38,48 @@ protocol ModelBacking: AnyObject {
 final class ModelBackingData<M: PersistentModel>: BackingData, ModelBacking {
     typealias Model = M
 
-    let layout: EntityLayout
-    var identifier: PersistentIdentifier
+    /// Created by `createBackingData()` and not used yet. Every model starts with one
+    /// (it is a stored property's default), and a model a context materializes
+    /// replaces it at once; so it costs nothing until used: initializer writes are only
+    /// recorded, and applied on first use.
+    private var isFresh: Bool
+    private var initialWrites: [(AnyKeyPath, Any)] = []
+
+    private var storedLayout: EntityLayout?
+    var layout: EntityLayout {
+        if let layout = storedLayout { return layout }
+        let layout = EntityLayout.of(M.self)
+        storedLayout = layout
+        return layout
+    }
+
+    private var storedIdentifier: PersistentIdentifier?
+    var identifier: PersistentIdentifier {
+        get {
+            if let identifier = storedIdentifier { return identifier }
+            let identifier = PersistentIdentifier.temporary(entityName: layout.name)
+            storedIdentifier = identifier
+            return identifier
+        }
+        set { storedIdentifier = newValue }
+    }
+
     weak var context: ModelContext?
     var isDeleted = false
+
+    private var storedValues: Row = []
     /// Attribute values, then relationship references, in the engine's form.
-    var values: Row
+    var values: Row {
+        get {
+            prepare()
+            return storedValues
+        }
+        _modify {
+            prepare()
+            yield &storedValues
+        }
+    }
+
     /// The row as last saved or fetched; nil for a model never saved.
     var committed: Row?
     /// Slots changed since the last save.
@@ -51,24 +87,45 @@ final class ModelBackingData<M: PersistentModel>: BackingData, ModelBacking {
     /// The store generation `values` was read from.
     var generation: UInt64 = 0
     /// Related models per relationship, once resolved or assigned.
-    private var related: [[any PersistentModel]?]
+    private var related: [[any PersistentModel]?] = []
 
     init() {
-        layout = EntityLayout.of(M.self)
-        identifier = .temporary(entityName: layout.name)
-        values = layout.emptyRow
-        related = Array(repeating: nil, count: layout.relationships.count)
-        for (j, r) in layout.relationships.enumerated() where r.isToMany { related[j] = [] }
+        isFresh = true
     }
 
     init(identifier: PersistentIdentifier, row: Row, generation: UInt64, context: ModelContext) {
-        layout = EntityLayout.of(M.self)
-        self.identifier = identifier
-        self.values = row
+        isFresh = false
+        let layout = EntityLayout.of(M.self)
+        storedLayout = layout
+        storedIdentifier = identifier
+        storedValues = row
         self.committed = row
         self.generation = generation
         self.context = context
         related = Array(repeating: nil, count: layout.relationships.count)
+    }
+
+    /// Gives a fresh backing data its empty row and applies the recorded writes.
+    @inline(__always)
+    private func prepare() {
+        guard isFresh else { return }
+        isFresh = false
+        let layout = self.layout
+        storedValues = layout.emptyRow
+        related = Array(repeating: nil, count: layout.relationships.count)
+        for (j, r) in layout.relationships.enumerated() where r.isToMany { related[j] = [] }
+        let writes = initialWrites
+        initialWrites = []
+        for (key, value) in writes { write(value, at: layout.slot(for: key)) }
+    }
+
+    private func write(_ value: Any, at slot: EntityLayout.Slot) {
+        switch slot {
+        case let .attribute(i):
+            setAttribute(i, to: ValueCoding.encode(value))
+        case let .relationship(j):
+            setRelated(j, to: models(in: value))
+        }
     }
 
     // MARK: BackingData
@@ -76,19 +133,19 @@ final class ModelBackingData<M: PersistentModel>: BackingData, ModelBacking {
     func getValue<Value>(forKey key: KeyPath<M, Value>) -> Value {
         switch layout.slot(for: key) {
         case let .attribute(i):
-            return ValueCoding.decode(values[i], as: Value.self)
+            prepare()
+            return ValueCoding.decode(storedValues[i], as: Value.self)
         case let .relationship(j):
             return Self.relationshipValue(relatedModels(j), as: Value.self, isToMany: layout.relationships[j].isToMany)
         }
     }
 
     func setValue<Value>(forKey key: KeyPath<M, Value>, to newValue: Value) {
-        switch layout.slot(for: key) {
-        case let .attribute(i):
-            setAttribute(i, to: ValueCoding.encode(newValue))
-        case let .relationship(j):
-            setRelated(j, to: models(in: newValue))
+        if isFresh {
+            initialWrites.append((key, newValue))
+            return
         }
+        write(newValue, at: layout.slot(for: key))
     }
 
     // MARK: Model-level access (with the owner, for inverses)
@@ -107,7 +164,8 @@ final class ModelBackingData<M: PersistentModel>: BackingData, ModelBacking {
     }
 
     private func setAttribute(_ i: Int, to value: Value) {
-        values[i] = value
+        prepare()
+        storedValues[i] = value
         noteChange(slot: i)
     }
 
@@ -119,24 +177,31 @@ final class ModelBackingData<M: PersistentModel>: BackingData, ModelBacking {
     // MARK: Relationships
 
     func relatedModels(_ index: Int) -> [any PersistentModel] {
+        prepare()
         if let models = related[index] { return models }
-        let models = context?.resolve(values[layout.attributes.count + index], of: layout.relationships[index]) ?? []
+        let models = context?.resolve(storedValues[layout.attributes.count + index], of: layout.relationships[index]) ?? []
         related[index] = models
         return models
     }
 
-    func resolvedModels(_ index: Int) -> [any PersistentModel]? { related[index] }
+    func resolvedModels(_ index: Int) -> [any PersistentModel]? {
+        prepare()
+        return related[index]
+    }
 
     func setRelated(_ index: Int, to models: [any PersistentModel]) {
+        prepare()
         related[index] = models
         noteChange(slot: layout.attributes.count + index)
     }
 
     func replaceResolved(_ index: Int, with models: [any PersistentModel]) {
+        prepare()
         related[index] = models
     }
 
     func forgetResolvedRelationships() {
+        prepare()
         for j in related.indices { related[j] = nil }
     }
 

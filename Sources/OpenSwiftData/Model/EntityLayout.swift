@@ -45,6 +45,9 @@ final class EntityLayout: @unchecked Sendable {
     let attributes: [AttributeSlot]
     private(set) var relationships: [RelationshipSlot]
     let slots: [AnyKeyPath: Slot]
+    /// The same slots by key path object: `@Model`'s accessors pass the key path
+    /// objects `schemaMetadata` lists, and identity is cheaper than hashing a key path.
+    private let slotsByIdentity: [ObjectIdentifier: Slot]
     let uniqueness: [[Int]]
     let indices: [IndexDescription]
 
@@ -58,6 +61,9 @@ final class EntityLayout: @unchecked Sendable {
         for (i, a) in attributes.enumerated() { slots[a.keyPath] = .attribute(i) }
         for (j, r) in relationships.enumerated() { slots[r.keyPath] = .relationship(j) }
         self.slots = slots
+        var byIdentity: [ObjectIdentifier: Slot] = [:]
+        for (keyPath, slot) in slots { byIdentity[ObjectIdentifier(keyPath)] = slot }
+        self.slotsByIdentity = byIdentity
         let attributeIndex = { (kp: AnyKeyPath) -> Int? in
             if case let .attribute(i) = slots[kp] { return i }
             return nil
@@ -194,6 +200,7 @@ final class EntityLayout: @unchecked Sendable {
 
     /// The slot behind `keyPath`, or a clear trap when the key path is not stored.
     func slot(for keyPath: AnyKeyPath) -> Slot {
+        if let slot = slotsByIdentity[ObjectIdentifier(keyPath)] { return slot }
         guard let slot = slots[keyPath] else {
             preconditionFailure("\(keyPath) is not a stored property of the model \(name)")
         }
