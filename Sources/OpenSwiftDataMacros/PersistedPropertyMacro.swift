@@ -78,7 +78,7 @@ extension PersistedPropertyMacro: PeerMacro {
         if !property.isInGenericClass {
             // One key path object per property, made once: a key path literal is built
             // anew each time it is evaluated, which dominated reading a property.
-            peers.append("nonisolated(unsafe) private static let \(raw: property.keyPathConstant) = \\\(raw: property.type).\(raw: property.keyPath)")
+            peers.append("private static let \(raw: property.keyPathConstant) = \\\(raw: property.type).\(raw: property.keyPath)")
         }
         return peers
     }

@@ -45,7 +45,7 @@ final class ModelMacroTests: XCTestCase {
 
                 private var _name: _SwiftDataNoType
 
-                nonisolated(unsafe) private static let _$keyPath_name = \Trip.name
+                private static let _$keyPath_name = \Trip.name
                 var destination: String {
                     @storageRestrictions(accesses: _$backingData, initializes: _destination)
                     init(initialValue) {
@@ -65,7 +65,7 @@ final class ModelMacroTests: XCTestCase {
 
                 private var _destination: _SwiftDataNoType
 
-                nonisolated(unsafe) private static let _$keyPath_destination = \Trip.destination
+                private static let _$keyPath_destination = \Trip.destination
                 var isFavorite: Bool {
                     @storageRestrictions(accesses: _$backingData, initializes: _isFavorite)
                     init(initialValue) {
@@ -85,7 +85,7 @@ final class ModelMacroTests: XCTestCase {
 
                 private var _isFavorite: _SwiftDataNoType
 
-                nonisolated(unsafe) private static let _$keyPath_isFavorite = \Trip.isFavorite
+                private static let _$keyPath_isFavorite = \Trip.isFavorite
                 var notes: String? {
                     @storageRestrictions(accesses: _$backingData, initializes: _notes)
                     init(initialValue) {
@@ -105,7 +105,7 @@ final class ModelMacroTests: XCTestCase {
 
                 private var _notes: _SwiftDataNoType
 
-                nonisolated(unsafe) private static let _$keyPath_notes = \Trip.notes
+                private static let _$keyPath_notes = \Trip.notes
                 var bucketList: [BucketListItem] {
                     @storageRestrictions(accesses: _$backingData, initializes: _bucketList)
                     init(initialValue) {
@@ -125,7 +125,7 @@ final class ModelMacroTests: XCTestCase {
 
                 private var _bucketList: _SwiftDataNoType
 
-                nonisolated(unsafe) private static let _$keyPath_bucketList = \Trip.bucketList
+                private static let _$keyPath_bucketList = \Trip.bucketList
                 var living: LivingAccommodation? {
                     @storageRestrictions(accesses: _$backingData, initializes: _living)
                     init(initialValue) {
@@ -145,7 +145,7 @@ final class ModelMacroTests: XCTestCase {
 
                 private var _living: _SwiftDataNoType
 
-                nonisolated(unsafe) private static let _$keyPath_living = \Trip.living
+                private static let _$keyPath_living = \Trip.living
                 var isSelected: Bool = false
                 var nights: Int { 3 }
                 static var shared = 0

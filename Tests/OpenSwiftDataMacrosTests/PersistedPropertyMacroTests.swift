@@ -34,7 +34,7 @@ final class PersistedPropertyMacroTests: XCTestCase {
 
                 @Transient private var _name: _SwiftDataNoType
 
-                nonisolated(unsafe) private static let _$keyPath_name = \Trip.name
+                private static let _$keyPath_name = \Trip.name
                 var `default`: Int {
                     @storageRestrictions(accesses: _$backingData, initializes: _default)
                     init(initialValue) {
@@ -54,7 +54,7 @@ final class PersistedPropertyMacroTests: XCTestCase {
 
                 @Transient private var _default: _SwiftDataNoType
 
-                nonisolated(unsafe) private static let _$keyPath_default = \Trip.`default`
+                private static let _$keyPath_default = \Trip.`default`
             }
             """#,
             macroSpecs: ["_PersistedProperty": MacroSpec(type: PersistedPropertyMacro.self)]
@@ -90,7 +90,7 @@ final class PersistedPropertyMacroTests: XCTestCase {
 
                 private var _name: _SwiftDataNoType
 
-                nonisolated(unsafe) private static let _$keyPath_name = \Trip.name
+                private static let _$keyPath_name = \Trip.name
             }
             """#,
             macroSpecs: [
