@@ -145,7 +145,7 @@ struct FetchQuery<T: PersistentModel> {
                 }
                 if stop { break }
             }
-            if needed != nil || (plan.providesOrder && changed.isEmpty && pending.isEmpty) {
+            if plan.providesOrder && changed.isEmpty && pending.isEmpty {
                 // Index order is the sort order; ties are in row order going forward and
                 // in reverse row order going backward, where a stable sort wants row order.
                 if plan.reverse { reverseTies(&results, keys: plan.orderSlotsRange.map { plan.slots[$0] }) }

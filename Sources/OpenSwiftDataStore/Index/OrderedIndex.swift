@@ -14,14 +14,4 @@ public struct OrderedIndex: Sendable {
 
     mutating func add(_ row: Row, at id: RowID) { tree.insert(key(of: row), row: id) }
     mutating func remove(_ row: Row, at id: RowID) { tree.remove(key(of: row), row: id) }
-
-    /// Rebuilds the tree from every row of `table` in one sorted pass.
-    /// - Complexity: O(n log n)
-    mutating func build(from table: Table) {
-        var entries: [BTree.Entry] = []
-        entries.reserveCapacity(table.count)
-        table.forEach { id, row in entries.append(BTree.Entry(key: key(of: row), row: id)) }
-        entries.sort(by: BTree.less)
-        tree = BTree(sorted: entries)
-    }
 }

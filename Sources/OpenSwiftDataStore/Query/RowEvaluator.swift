@@ -222,28 +222,25 @@ public struct RowEvaluator {
         }
     }
 
+    /// Integer arithmetic that reports overflow and division by zero instead of trapping.
+    static func integer<I: FixedWidthInteger>(_ op: QueryExpression.ArithmeticOperator, _ x: I, _ y: I) throws -> I {
+        let (result, overflow): (I, Bool) = switch op {
+        case .add: x.addingReportingOverflow(y)
+        case .subtract: x.subtractingReportingOverflow(y)
+        case .multiply: x.multipliedReportingOverflow(by: y)
+        case .divide: y == 0 ? (0, true) : x.dividedReportingOverflow(by: y)
+        case .remainder: y == 0 ? (0, true) : x.remainderReportingOverflow(dividingBy: y)
+        }
+        if overflow { throw QueryEvaluationError.arithmeticOverflow }
+        return result
+    }
+
     static func arithmetic(_ op: QueryExpression.ArithmeticOperator, _ a: Value, _ b: Value) throws -> Value {
         switch (a, b) {
         case let (.int(x), .int(y)):
-            let (result, overflow): (Int64, Bool) = switch op {
-            case .add: x.addingReportingOverflow(y)
-            case .subtract: x.subtractingReportingOverflow(y)
-            case .multiply: x.multipliedReportingOverflow(by: y)
-            case .divide: y == 0 ? (0, true) : x.dividedReportingOverflow(by: y)
-            case .remainder: y == 0 ? (0, true) : x.remainderReportingOverflow(dividingBy: y)
-            }
-            if overflow { throw QueryEvaluationError.arithmeticOverflow }
-            return .int(result)
+            return .int(try integer(op, x, y))
         case let (.uint(x), .uint(y)):
-            let (result, overflow): (UInt64, Bool) = switch op {
-            case .add: x.addingReportingOverflow(y)
-            case .subtract: x.subtractingReportingOverflow(y)
-            case .multiply: x.multipliedReportingOverflow(by: y)
-            case .divide: y == 0 ? (0, true) : x.dividedReportingOverflow(by: y)
-            case .remainder: y == 0 ? (0, true) : x.remainderReportingOverflow(dividingBy: y)
-            }
-            if overflow { throw QueryEvaluationError.arithmeticOverflow }
-            return .uint(result)
+            return .uint(try integer(op, x, y))
         case let (.double(x), .double(y)):
             switch op {
             case .add: return .double(x + y)
