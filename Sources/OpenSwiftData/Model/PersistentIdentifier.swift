@@ -11,6 +11,12 @@ public struct PersistentIdentifier: Hashable, Identifiable, Comparable, Codable,
         let entityName: String
         /// Positive: a permanent row; negative: a temporary one.
         let key: Int64
+
+        /// Hashes the row key only: contexts look identifiers up constantly, and
+        /// hashing the two strings cost more than the rest of the lookup.
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(key)
+        }
     }
 
     public let id: PersistentIdentifier.ID
