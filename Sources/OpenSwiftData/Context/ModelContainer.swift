@@ -17,6 +17,8 @@ public class ModelContainer: Equatable, @unchecked Sendable {
     private let entityIndexes: [ObjectIdentifier: Int]
     private let entityIndexesByName: [String: Int]
     let allowsSave: Bool
+    /// Compiled predicate templates by shape (see `PredicateCompiler.compile`).
+    let compiledPredicates: Locked<[PredicateFingerprint.Key: CompiledPredicate]>
 
     /// The main actor's context, with autosave on.
     @MainActor public var mainContext: ModelContext {
@@ -87,6 +89,7 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         }
         self.entityIndexes = indexes
         self.entityIndexesByName = byName
+        self.compiledPredicates = Locked([:])
     }
 
     public static func == (lhs: ModelContainer, rhs: ModelContainer) -> Bool { lhs === rhs }

@@ -15,6 +15,12 @@ extension PredicateCompiler {
 }
 
 extension PredicateExpressions.Arithmetic: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.operators.append(AnyHashable(op))
+        print.visit(lhs)
+        print.visit(rhs)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         try PredicateCompiler.requireNativeArithmetic(LHS.Output.self)
         let op: QueryExpression.ArithmeticOperator = switch self.op {
@@ -27,6 +33,11 @@ extension PredicateExpressions.Arithmetic: CompilablePredicateExpression {
 }
 
 extension PredicateExpressions.IntDivision: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(lhs)
+        print.visit(rhs)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         try PredicateCompiler.requireNativeArithmetic(LHS.Output.self)
         return .value(.arithmetic(.divide, try compiler.compile(lhs).expression, try compiler.compile(rhs).expression))
@@ -34,6 +45,11 @@ extension PredicateExpressions.IntDivision: CompilablePredicateExpression {
 }
 
 extension PredicateExpressions.IntRemainder: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(lhs)
+        print.visit(rhs)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         try PredicateCompiler.requireNativeArithmetic(LHS.Output.self)
         return .value(.arithmetic(.remainder, try compiler.compile(lhs).expression, try compiler.compile(rhs).expression))
@@ -41,6 +57,11 @@ extension PredicateExpressions.IntRemainder: CompilablePredicateExpression {
 }
 
 extension PredicateExpressions.FloatDivision: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(lhs)
+        print.visit(rhs)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         try PredicateCompiler.requireNativeArithmetic(LHS.Output.self)
         return .value(.arithmetic(.divide, try compiler.compile(lhs).expression, try compiler.compile(rhs).expression))
@@ -48,6 +69,10 @@ extension PredicateExpressions.FloatDivision: CompilablePredicateExpression {
 }
 
 extension PredicateExpressions.UnaryMinus: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(wrapped)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         try PredicateCompiler.requireNativeArithmetic(Output.self)
         return .value(.negate(try compiler.compile(wrapped).expression))

@@ -4,18 +4,34 @@ import OpenSwiftDataStore
 // Equality, comparison and the Boolean connectives.
 
 extension PredicateExpressions.Equal: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(lhs)
+        print.visit(rhs)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         .value(.equal(try compiler.compile(lhs).expression, try compiler.compile(rhs).expression))
     }
 }
 
 extension PredicateExpressions.NotEqual: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(lhs)
+        print.visit(rhs)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         .value(.notEqual(try compiler.compile(lhs).expression, try compiler.compile(rhs).expression))
     }
 }
 
 extension PredicateExpressions.Comparison: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.operators.append(AnyHashable(op))
+        print.visit(lhs)
+        print.visit(rhs)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         try PredicateCompiler.requireNativeOrder(LHS.Output.self, "comparison")
         let op: QueryExpression.ComparisonOperator = switch self.op {
@@ -29,24 +45,44 @@ extension PredicateExpressions.Comparison: CompilablePredicateExpression {
 }
 
 extension PredicateExpressions.Conjunction: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(lhs)
+        print.visit(rhs)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         .value(.and(try compiler.compile(lhs).expression, try compiler.compile(rhs).expression))
     }
 }
 
 extension PredicateExpressions.Disjunction: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(lhs)
+        print.visit(rhs)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         .value(.or(try compiler.compile(lhs).expression, try compiler.compile(rhs).expression))
     }
 }
 
 extension PredicateExpressions.Negation: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(wrapped)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         .value(.not(try compiler.compile(wrapped).expression))
     }
 }
 
 extension PredicateExpressions.Conditional: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(trueBranch)
+        print.visit(falseBranch)
+        print.visit(test)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         let a = try compiler.compile(trueBranch), b = try compiler.compile(falseBranch)
         return PredicateCompiler.Node(

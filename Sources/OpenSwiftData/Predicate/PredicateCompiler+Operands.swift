@@ -4,39 +4,73 @@ import OpenSwiftDataStore
 // Variables, constants and key paths: the leaves of a predicate.
 
 extension PredicateExpressions.Variable: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {}
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         try compiler.variable(key)
     }
 }
 
 extension PredicateExpressions.Value: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.constants.append(value)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
+        if compiler.isTemplate {
+            // A parameter in place of the captured value, filled in for each predicate.
+            let node = try PredicateCompiler.constantNode(for: Output.self, value: nil, compiler: compiler)
+            return PredicateCompiler.Node(expression: .parameter(compiler.nextParameter()), shape: node.shape)
+        }
+        return try PredicateCompiler.constantNode(for: Output.self, value: value, compiler: compiler)
+    }
+}
+
+extension PredicateCompiler {
+    /// The node for a captured `value` of `type`; with no value, only its shape
+    /// (and whether the type can be captured at all).
+    static func constantNode(for type: Any.Type, value: Any?, compiler: PredicateCompiler) throws -> Node {
+        if let modelType = unwrappedType(type) as? any PersistentModel.Type {
+            let entity = try compiler.entityIndex(of: modelType)
+            return Node(expression: try value.map(compiler.constant) ?? .constant(.null), shape: .row(entity: entity))
+        }
+        guard type == ComparisonResult.self || unwrappedType(type) is any _StorableValue.Type
+            || unwrappedType(type) is any Encodable.Type
+        else {
+            throw Unsupported(description: "a captured \(type)")
+        }
+        return .value(try value.map(compiler.constant) ?? .constant(.null))
+    }
+
+    /// A captured value in the engine's form: a saved model is its row, an unsaved
+    /// one cannot match stored rows (so the predicate falls back).
+    func constant(_ value: Any) throws -> QueryExpression {
         if let model = value as? any PersistentModel {
-            // A captured model matches stored rows only once saved in this container.
             let id = model.persistentModelID
-            guard !id.isTemporary, id.storeIdentifier == compiler.container.storeIdentifier else {
-                throw PredicateCompiler.Unsupported(description: "a captured unsaved model")
+            guard !id.isTemporary, id.storeIdentifier == container.storeIdentifier else {
+                throw Unsupported(description: "a captured unsaved model")
             }
-            let entity = try compiler.entityIndex(of: Swift.type(of: model))
-            return PredicateCompiler.Node(expression: .constant(.reference(RowID(id.id.key))), shape: .row(entity: entity))
+            return .constant(.reference(RowID(id.id.key)))
         }
-        if let result = value as? ComparisonResult {
-            return .value(.constant(.int(Int64(result.rawValue))))
-        }
-        guard value is any _StorableValue || value is any Encodable else {
-            throw PredicateCompiler.Unsupported(description: "a captured \(Output.self)")
-        }
-        return .value(.constant(ValueCoding.encode(value)))
+        if let result = value as? ComparisonResult { return .constant(.int(Int64(result.rawValue))) }
+        return .constant(ValueCoding.encode(value))
     }
 }
 
 extension PredicateExpressions.NilLiteral: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {}
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         .value(.constant(.null))
     }
 }
 
 extension PredicateExpressions.KeyPath: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.keyPaths.append(keyPath)
+        print.visit(root)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         let base = try compiler.compile(root)
         switch base.shape {

@@ -4,6 +4,11 @@ import OpenSwiftDataStore
 // Optional chaining, nil-coalescing and forced unwrapping.
 
 extension PredicateExpressions.OptionalFlatMap: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(wrapped)
+        print.visit(transform)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         let source = try compiler.compile(wrapped)
         let id = compiler.bind(variable.key, elementsOf: source, wrapped: true)
@@ -14,6 +19,11 @@ extension PredicateExpressions.OptionalFlatMap: CompilablePredicateExpression {
 }
 
 extension PredicateExpressions.NilCoalesce: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(lhs)
+        print.visit(rhs)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         let a = try compiler.compile(lhs), b = try compiler.compile(rhs)
         return PredicateCompiler.Node(expression: .nilCoalesce(a.expression, b.expression), shape: a.shape)
@@ -21,6 +31,10 @@ extension PredicateExpressions.NilCoalesce: CompilablePredicateExpression {
 }
 
 extension PredicateExpressions.ForcedUnwrap: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(inner)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         let inner = try compiler.compile(inner)
         return PredicateCompiler.Node(expression: .forceUnwrap(inner.expression), shape: inner.shape)

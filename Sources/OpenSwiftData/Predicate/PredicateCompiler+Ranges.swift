@@ -5,6 +5,16 @@ import OpenSwiftDataStore
 // predicate or captured as constants.
 
 extension PredicateExpressions.RangeExpressionContains: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(element)
+        if let built = range as? any RangeNode {
+            built.fingerprint(into: &print)
+        } else {
+            // A captured range is read while compiling: such predicates are not cached.
+            print.isCacheable = false
+        }
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         try PredicateCompiler.requireNativeOrder(Element.Output.self, "range")
         let element = try compiler.compile(element).expression
@@ -22,15 +32,26 @@ extension PredicateExpressions.RangeExpressionContains: CompilablePredicateExpre
 /// A range built inside the predicate.
 protocol RangeNode {
     func bounds(with compiler: inout PredicateCompiler) throws -> (QueryExpression, QueryExpression, Bool)
+    func fingerprint(into print: inout PredicateFingerprint)
 }
 
 extension PredicateExpressions.Range: RangeNode {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(lower)
+        print.visit(upper)
+    }
+
     func bounds(with compiler: inout PredicateCompiler) throws -> (QueryExpression, QueryExpression, Bool) {
         (try compiler.compile(lower).expression, try compiler.compile(upper).expression, false)
     }
 }
 
 extension PredicateExpressions.ClosedRange: RangeNode {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(lower)
+        print.visit(upper)
+    }
+
     func bounds(with compiler: inout PredicateCompiler) throws -> (QueryExpression, QueryExpression, Bool) {
         (try compiler.compile(lower).expression, try compiler.compile(upper).expression, true)
     }

@@ -5,12 +5,22 @@ import OpenSwiftDataStore
 // prefixes and subscripts, over stored arrays and to-many relationships alike.
 
 extension PredicateExpressions.SequenceContains: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(sequence)
+        print.visit(element)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         .value(.contains(try compiler.compile(sequence).expression, try compiler.compile(element).expression))
     }
 }
 
 extension PredicateExpressions.SequenceContainsWhere: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(sequence)
+        print.visit(test)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         let source = try compiler.compile(sequence)
         let id = compiler.bind(variable.key, elementsOf: source, wrapped: false)
@@ -19,6 +29,11 @@ extension PredicateExpressions.SequenceContainsWhere: CompilablePredicateExpress
 }
 
 extension PredicateExpressions.SequenceAllSatisfy: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(sequence)
+        print.visit(test)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         let source = try compiler.compile(sequence)
         let id = compiler.bind(variable.key, elementsOf: source, wrapped: false)
@@ -27,6 +42,11 @@ extension PredicateExpressions.SequenceAllSatisfy: CompilablePredicateExpression
 }
 
 extension PredicateExpressions.Filter: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(sequence)
+        print.visit(filter)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         let source = try compiler.compile(sequence)
         let id = compiler.bind(variable.key, elementsOf: source, wrapped: false)
@@ -37,12 +57,21 @@ extension PredicateExpressions.Filter: CompilablePredicateExpression {
 }
 
 extension PredicateExpressions.SequenceStartsWith: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(base)
+        print.visit(prefix)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         .value(.startsWith(try compiler.compile(base).expression, try compiler.compile(prefix).expression))
     }
 }
 
 extension PredicateExpressions.SequenceMinimum: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(elements)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         try PredicateCompiler.requireNativeOrder(Elements.Output.Element.self, "min()")
         return .value(.minimum(try compiler.compile(elements).expression))
@@ -50,6 +79,10 @@ extension PredicateExpressions.SequenceMinimum: CompilablePredicateExpression {
 }
 
 extension PredicateExpressions.SequenceMaximum: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(elements)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         try PredicateCompiler.requireNativeOrder(Elements.Output.Element.self, "max()")
         return .value(.maximum(try compiler.compile(elements).expression))
@@ -57,6 +90,11 @@ extension PredicateExpressions.SequenceMaximum: CompilablePredicateExpression {
 }
 
 extension PredicateExpressions.CollectionIndexSubscript: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(wrapped)
+        print.visit(index)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         guard Wrapped.Output.self is any _PredicateCollection.Type else {
             throw PredicateCompiler.Unsupported(description: "subscript of \(Wrapped.Output.self)")
@@ -69,6 +107,11 @@ extension PredicateExpressions.CollectionIndexSubscript: CompilablePredicateExpr
 }
 
 extension PredicateExpressions.CollectionContainsCollection: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(base)
+        print.visit(other)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         guard Base.Output.self == String.self, Other.Output.self == String.self else {
             throw PredicateCompiler.Unsupported(description: "contains on \(Base.Output.self)")

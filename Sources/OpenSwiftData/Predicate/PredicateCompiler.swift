@@ -41,20 +41,58 @@ struct PredicateCompiler {
     }
 
     let container: ModelContainer
+    /// Compiling a cached template: captured values become parameters.
+    let isTemplate: Bool
     private var variables: [PredicateExpressions.VariableID: Node] = [:]
     private var nextVariable = 0
+    private var parameterCount = 0
 
-    init(container: ModelContainer) {
+    init(container: ModelContainer, isTemplate: Bool = false) {
         self.container = container
+        self.isTemplate = isTemplate
     }
 
     /// The compiled form of `predicate`, or `Unsupported` when it must fall back.
     /// Throws `SwiftDataError.unsupportedKeyPath` for key paths that are not stored.
+    ///
+    /// Compiled forms are cached per predicate shape (its expression type, key paths
+    /// and operators) with the captured values as parameters, so a predicate built
+    /// again with other values (a lookup in a loop) only has its values converted.
     static func compile<T: PersistentModel>(_ predicate: Predicate<T>, in container: ModelContainer) throws -> QueryExpression {
-        var compiler = PredicateCompiler(container: container)
+        var print = PredicateFingerprint()
+        print.visit(predicate.expression)
+        guard print.isCacheable else { return try compileAnew(predicate, in: container, asTemplate: false) }
+        let key = PredicateFingerprint.Key(
+            expressionType: ObjectIdentifier(Swift.type(of: predicate.expression as Any)),
+            keyPaths: print.keyPaths, operators: print.operators)
+        let template: CompiledPredicate
+        if let cached = container.compiledPredicates.withLock({ $0[key] }) {
+            template = cached
+        } else {
+            template = CompiledPredicate(Result { try compileAnew(predicate, in: container, asTemplate: true) })
+            container.compiledPredicates.withLock { cache in
+                if cache.count >= 512 { cache.removeAll() }
+                cache[key] = template
+            }
+        }
+        let compiler = PredicateCompiler(container: container)
+        let constants = print.constants
+        return try template.result.get().substitutingParameters { i in try compiler.constant(constants[i]) }
+    }
+
+    private static func compileAnew<T: PersistentModel>(
+        _ predicate: Predicate<T>, in container: ModelContainer, asTemplate: Bool
+    ) throws -> QueryExpression {
+        var compiler = PredicateCompiler(container: container, isTemplate: asTemplate)
         let entity = try container.entityIndex(of: T.self)
         compiler.variables[predicate.variable.key] = Node(expression: .root, shape: .row(entity: entity))
         return try compiler.compile(predicate.expression).expression
+    }
+
+    /// The next parameter's position, in the order the fingerprint lists constants.
+    mutating func nextParameter() -> Int {
+        defer { parameterCount += 1 }
+        return parameterCount
     }
 
     mutating func compile(_ expression: Any) throws -> Node {
@@ -92,6 +130,41 @@ struct PredicateCompiler {
 /// A `PredicateExpressions` node the compiler translates.
 protocol CompilablePredicateExpression {
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node
+    /// Adds what tells this subtree apart from others of its type (key paths,
+    /// operators) and its captured values, in the order `compile` meets them.
+    func fingerprint(into print: inout PredicateFingerprint)
+}
+
+/// A cached compiled template, or the error compiling it gave.
+final class CompiledPredicate: @unchecked Sendable {
+    let result: Result<QueryExpression, any Error>
+    init(_ result: Result<QueryExpression, any Error>) {
+        self.result = result
+    }
+}
+
+/// What identifies a predicate's compiled form, and the values it captured.
+struct PredicateFingerprint {
+    struct Key: Hashable {
+        var expressionType: ObjectIdentifier
+        var keyPaths: [AnyKeyPath]
+        var operators: [AnyHashable]
+    }
+
+    var keyPaths: [AnyKeyPath] = []
+    var operators: [AnyHashable] = []
+    var constants: [Any] = []
+    /// False when compiling reads a captured value itself (it cannot be a parameter)
+    /// or meets a node it does not know.
+    var isCacheable = true
+
+    mutating func visit(_ node: Any) {
+        guard let compilable = node as? any CompilablePredicateExpression else {
+            isCacheable = false
+            return
+        }
+        compilable.fingerprint(into: &self)
+    }
 }
 
 extension PredicateCompiler {

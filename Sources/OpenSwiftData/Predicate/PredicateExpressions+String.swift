@@ -68,12 +68,22 @@ extension PredicateExpressions.StringLocalizedStandardContains: Sendable where R
 extension PredicateExpressions.StringCaseInsensitiveCompare: Sendable where Root: Sendable, Other: Sendable {}
 
 extension PredicateExpressions.StringLocalizedStandardContains: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(root)
+        print.visit(other)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         .value(.localizedStandardContains(try compiler.compile(root).expression, try compiler.compile(other).expression))
     }
 }
 
 extension PredicateExpressions.StringCaseInsensitiveCompare: CompilablePredicateExpression {
+    func fingerprint(into print: inout PredicateFingerprint) {
+        print.visit(root)
+        print.visit(other)
+    }
+
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         .value(.caseInsensitiveCompare(try compiler.compile(root).expression, try compiler.compile(other).expression))
     }

@@ -6,6 +6,9 @@
 public indirect enum QueryExpression: Hashable, Sendable {
     /// A constant (a captured value or a literal).
     case constant(Value)
+    /// A placeholder for the constant at this position of a cached template; never
+    /// evaluated (see `substitutingParameters`).
+    case parameter(Int)
     /// The row being tested, of the fetch's entity.
     case root
     /// A variable bound by `optionalMap`, `containsWhere`, `allSatisfy` or `filter`.
@@ -75,7 +78,7 @@ extension QueryExpression {
     public var traversesRelationships: Bool {
         switch self {
         case .toOne, .toMany: return true
-        case .constant, .root, .variable: return false
+        case .constant, .parameter, .root, .variable: return false
         case let .attribute(e, _, _), let .not(e), let .negate(e), let .forceUnwrap(e), let .count(e), let .isEmpty(e),
              let .first(e), let .last(e), let .minimum(e), let .maximum(e), let .localizedLowercase(e),
              let .localizedUppercase(e):
@@ -88,6 +91,49 @@ extension QueryExpression {
             return a.traversesRelationships || b.traversesRelationships
         case let .conditional(a, b, c), let .inRange(a, b, c, _):
             return a.traversesRelationships || b.traversesRelationships || c.traversesRelationships
+        }
+    }
+}
+
+extension QueryExpression {
+    /// The expression with each `.parameter(i)` replaced by `value(i)`.
+    public func substitutingParameters(_ value: (Int) throws -> QueryExpression) rethrows -> QueryExpression {
+        func sub(_ e: QueryExpression) throws -> QueryExpression { try e.substitutingParameters(value) }
+        switch self {
+        case let .parameter(i): return try value(i)
+        case .constant, .root, .variable: return self
+        case let .attribute(e, entity, slot): return .attribute(try sub(e), entity: entity, slot: slot)
+        case let .toOne(e, entity, slot, destination): return .toOne(try sub(e), entity: entity, slot: slot, destination: destination)
+        case let .toMany(e, entity, slot, destination): return .toMany(try sub(e), entity: entity, slot: slot, destination: destination)
+        case let .equal(a, b): return .equal(try sub(a), try sub(b))
+        case let .notEqual(a, b): return .notEqual(try sub(a), try sub(b))
+        case let .compare(op, a, b): return .compare(op, try sub(a), try sub(b))
+        case let .and(a, b): return .and(try sub(a), try sub(b))
+        case let .or(a, b): return .or(try sub(a), try sub(b))
+        case let .not(e): return .not(try sub(e))
+        case let .arithmetic(op, a, b): return .arithmetic(op, try sub(a), try sub(b))
+        case let .negate(e): return .negate(try sub(e))
+        case let .conditional(t, a, b): return .conditional(try sub(t), try sub(a), try sub(b))
+        case let .nilCoalesce(a, b): return .nilCoalesce(try sub(a), try sub(b))
+        case let .optionalMap(a, v, b): return .optionalMap(try sub(a), variable: v, transform: try sub(b))
+        case let .forceUnwrap(e): return .forceUnwrap(try sub(e))
+        case let .contains(a, b): return .contains(try sub(a), try sub(b))
+        case let .containsWhere(a, v, b): return .containsWhere(try sub(a), variable: v, test: try sub(b))
+        case let .allSatisfy(a, v, b): return .allSatisfy(try sub(a), variable: v, test: try sub(b))
+        case let .filter(a, v, b): return .filter(try sub(a), variable: v, test: try sub(b))
+        case let .count(e): return .count(try sub(e))
+        case let .isEmpty(e): return .isEmpty(try sub(e))
+        case let .first(e): return .first(try sub(e))
+        case let .last(e): return .last(try sub(e))
+        case let .minimum(e): return .minimum(try sub(e))
+        case let .maximum(e): return .maximum(try sub(e))
+        case let .startsWith(a, b): return .startsWith(try sub(a), try sub(b))
+        case let .localizedStandardContains(a, b): return .localizedStandardContains(try sub(a), try sub(b))
+        case let .caseInsensitiveCompare(a, b): return .caseInsensitiveCompare(try sub(a), try sub(b))
+        case let .localizedLowercase(e): return .localizedLowercase(try sub(e))
+        case let .localizedUppercase(e): return .localizedUppercase(try sub(e))
+        case let .inRange(e, lo, hi, closed): return .inRange(try sub(e), lower: try sub(lo), upper: try sub(hi), closed: closed)
+        case let .subscripted(a, b): return .subscripted(try sub(a), try sub(b))
         }
     }
 }

@@ -46,6 +46,8 @@ public struct RowEvaluator {
         switch expression {
         case let .constant(value):
             return value
+        case let .parameter(i):
+            throw QueryEvaluationError.typeMismatch("unbound parameter \(i)")
         case .root:
             return .reference(rootID)
         case let .variable(id):

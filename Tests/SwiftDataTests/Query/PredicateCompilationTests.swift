@@ -95,6 +95,25 @@ import Testing
         #expect(both.resultCount == 0)
     }
 
+    /// Compiled predicates are cached by shape; predicates of one expression type that
+    /// differ in key paths, operators or captured values must not share an answer.
+    @Test func cachedShapesKeepKeyPathsOperatorsAndValuesApart() throws {
+        func names(_ predicate: Predicate<Trip>) throws -> [String] {
+            try context.fetch(FetchDescriptor(predicate: predicate, sortBy: [SortDescriptor(\.name)])).map(\.name)
+        }
+        for _ in 0..<2 {
+            for (value, expected) in [("Paris", ["t0", "t5"]), ("Lima", ["t4"])] {
+                #expect(try names(#Predicate { $0.destination == value }) == expected)
+            }
+            let t4 = "t4"
+            #expect(try names(#Predicate { $0.name == t4 }) == ["t4"])
+            #expect(try names(#Predicate { $0.destination == t4 }) == [])
+            let limit = 200.0
+            #expect(try names(#Predicate { $0.price < limit }) == ["t0", "t1"])
+            #expect(try names(#Predicate { $0.price > limit }) == ["t3", "t4", "t5"])
+        }
+    }
+
     @Test func transientKeyPathsAreRejected() throws {
         #expect(throws: SwiftDataError.unsupportedKeyPath) {
             try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.isSelected }))
