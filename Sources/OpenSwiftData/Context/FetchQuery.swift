@@ -67,7 +67,7 @@ struct FetchQuery<T: PersistentModel> {
             filter = .all
         }
         access = QueryPlanner(
-            filter: filter, layout: layout, indexes: version.orderedIndexes[entity].map(\.slots),
+            filter: filter, layout: layout, indexes: version.orderedIndexes[entity].map { $0.slots },
             sortBy: descriptor.sortBy, limited: descriptor.fetchLimit != nil
         ).plan()
     }
@@ -219,9 +219,9 @@ struct FetchQuery<T: PersistentModel> {
         // With a limit, keep only the rows the window can reach (a top-k heap).
         if let limit = descriptor.fetchLimit, limit > 0 {
             let reach = limit + Swift.max(descriptor.fetchOffset ?? 0, 0)
-            if reach < ranked.count / 2 { return smallest(reach, of: ranked, by: less).map(\.element) }
+            if reach < ranked.count / 2 { return smallest(reach, of: ranked, by: less).map { $0.element } }
         }
-        return ranked.sorted(by: less).map(\.element)
+        return ranked.sorted(by: less).map { $0.element }
     }
 
     /// Sorts on model objects with Foundation, for sort keys the engine cannot read

@@ -134,6 +134,7 @@ final class ModelBackingData<M: PersistentModel>: BackingData, ModelBacking {
         switch layout.slot(for: key) {
         case let .attribute(i):
             prepare()
+            if let storable = layout.attributes[i].storableType { return storable._decode(storedValues[i], as: Value.self) }
             return ValueCoding.decode(storedValues[i], as: Value.self)
         case let .relationship(j):
             return Self.relationshipValue(relatedModels(j), as: Value.self, isToMany: layout.relationships[j].isToMany)
@@ -157,7 +158,11 @@ final class ModelBackingData<M: PersistentModel>: BackingData, ModelBacking {
     func setValue<Value>(_ newValue: Value, forKey key: KeyPath<M, Value>, owner: M) {
         switch layout.slot(for: key) {
         case let .attribute(i):
-            setAttribute(i, to: ValueCoding.encode(newValue))
+            if let storable = layout.attributes[i].storableType {
+                setAttribute(i, to: storable._encode(newValue))
+            } else {
+                setAttribute(i, to: ValueCoding.encode(newValue))
+            }
         case let .relationship(j):
             RelationshipGraph.set(j, of: owner, to: models(in: newValue))
         }

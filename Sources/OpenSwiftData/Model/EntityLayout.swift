@@ -11,6 +11,8 @@ final class EntityLayout: @unchecked Sendable {
         var originalName: String
         var keyPath: AnyKeyPath
         var swiftType: Any.Type
+        /// `swiftType` as a natively storable type, when it is one (the fast path).
+        var storableType: (any _StorableValue.Type)?
         var valueType: ValueType
         var isOptional: Bool
         var options: [Schema.Attribute.Option]
@@ -160,6 +162,7 @@ final class EntityLayout: @unchecked Sendable {
                     originalName: declared?.originalName.nilIfEmpty ?? property.name,
                     keyPath: property.keypath,
                     swiftType: swiftType,
+                    storableType: swiftType as? any _StorableValue.Type,
                     valueType: ValueCoding.valueType(of: swiftType),
                     isOptional: isOptional,
                     options: declared?.options ?? [],

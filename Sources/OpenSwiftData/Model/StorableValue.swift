@@ -113,7 +113,7 @@ extension Decimal: _StorableValue {
 extension Optional: _StorableValue where Wrapped: _StorableValue {
     public static var _valueType: ValueType { Wrapped._valueType }
     public init(_storedValue v: Value) { self = v.isNull ? nil : Wrapped(_storedValue: v) }
-    public var _storedValue: Value { map(\._storedValue) ?? .null }
+    public var _storedValue: Value { map { $0._storedValue } ?? .null }
 }
 
 extension Array: _StorableValue where Element: _StorableValue {
@@ -121,7 +121,7 @@ extension Array: _StorableValue where Element: _StorableValue {
     public init(_storedValue v: Value) {
         if case let .array(items) = v { self = items.map(Element.init(_storedValue:)) } else { self = [] }
     }
-    public var _storedValue: Value { .array(map(\._storedValue)) }
+    public var _storedValue: Value { .array(map { $0._storedValue }) }
 }
 
 extension Set: _StorableValue where Element: _StorableValue {
@@ -130,7 +130,7 @@ extension Set: _StorableValue where Element: _StorableValue {
         if case let .array(items) = v { self = Set(items.map(Element.init(_storedValue:))) } else { self = [] }
     }
     /// Sorted, so that equal sets are equal stored values.
-    public var _storedValue: Value { .array(map(\._storedValue).sorted()) }
+    public var _storedValue: Value { .array(map { $0._storedValue }.sorted()) }
 }
 
 extension Dictionary: _StorableValue where Key: _StorableValue, Value: _StorableValue {
@@ -143,6 +143,22 @@ extension Dictionary: _StorableValue where Key: _StorableValue, Value: _Storable
     }
     public var _storedValue: OpenSwiftDataStore.Value {
         .dictionary(map { .init(key: $0.key._storedValue, value: $0.value._storedValue) }.sorted())
+    }
+}
+
+extension _StorableValue {
+    /// `value`, known to be of this type, in its stored form, without a dynamic cast.
+    /// The caller guarantees `T == Self` (both are the type of one property).
+    static func _encode<T>(_ value: T) -> Value {
+        precondition(T.self == Self.self)
+        return withUnsafePointer(to: value) { $0.withMemoryRebound(to: Self.self, capacity: 1) { $0.pointee._storedValue } }
+    }
+
+    /// A stored value as `T`, known to be this type, without a dynamic cast.
+    static func _decode<T>(_ value: Value, as type: T.Type) -> T {
+        precondition(T.self == Self.self)
+        let decoded = Self(_storedValue: value)
+        return withUnsafePointer(to: decoded) { $0.withMemoryRebound(to: T.self, capacity: 1) { $0.pointee } }
     }
 }
 

@@ -50,7 +50,7 @@ public final class Store: Sendable {
 
     private static func apply(_ changes: ChangeSet, to version: inout StoreVersion) throws(StoreError) -> CommitResult {
         let schema = version.schema
-        for e in changes.inserts.map(\.entity) + changes.updates.map(\.entity) + changes.deletes.map(\.entity)
+        for e in changes.inserts.map({ $0.entity }) + changes.updates.map({ $0.entity }) + changes.deletes.map({ $0.entity })
         where !schema.entities.indices.contains(e) {
             throw .unknownEntity("#\(e)")
         }
