@@ -12,6 +12,14 @@ extension PredicateCompiler {
             throw Unsupported(description: "arithmetic on \(type) is evaluated on models")
         }
     }
+
+    /// `lhs op rhs` on values of `type`, the shared body of every binary arithmetic node.
+    mutating func arithmetic(
+        _ op: QueryExpression.ArithmeticOperator, _ lhs: Any, _ rhs: Any, of type: Any.Type
+    ) throws -> Node {
+        try Self.requireNativeArithmetic(type)
+        return .value(.arithmetic(op, try compile(lhs).expression, try compile(rhs).expression))
+    }
 }
 
 extension PredicateExpressions.Arithmetic: CompilablePredicateExpression {
@@ -22,13 +30,12 @@ extension PredicateExpressions.Arithmetic: CompilablePredicateExpression {
     }
 
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
-        try PredicateCompiler.requireNativeArithmetic(LHS.Output.self)
         let op: QueryExpression.ArithmeticOperator = switch self.op {
         case .add: .add
         case .subtract: .subtract
         case .multiply: .multiply
         }
-        return .value(.arithmetic(op, try compiler.compile(lhs).expression, try compiler.compile(rhs).expression))
+        return try compiler.arithmetic(op, lhs, rhs, of: LHS.Output.self)
     }
 }
 
@@ -39,8 +46,7 @@ extension PredicateExpressions.IntDivision: CompilablePredicateExpression {
     }
 
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
-        try PredicateCompiler.requireNativeArithmetic(LHS.Output.self)
-        return .value(.arithmetic(.divide, try compiler.compile(lhs).expression, try compiler.compile(rhs).expression))
+        try compiler.arithmetic(.divide, lhs, rhs, of: LHS.Output.self)
     }
 }
 
@@ -51,8 +57,7 @@ extension PredicateExpressions.IntRemainder: CompilablePredicateExpression {
     }
 
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
-        try PredicateCompiler.requireNativeArithmetic(LHS.Output.self)
-        return .value(.arithmetic(.remainder, try compiler.compile(lhs).expression, try compiler.compile(rhs).expression))
+        try compiler.arithmetic(.remainder, lhs, rhs, of: LHS.Output.self)
     }
 }
 
@@ -63,8 +68,7 @@ extension PredicateExpressions.FloatDivision: CompilablePredicateExpression {
     }
 
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
-        try PredicateCompiler.requireNativeArithmetic(LHS.Output.self)
-        return .value(.arithmetic(.divide, try compiler.compile(lhs).expression, try compiler.compile(rhs).expression))
+        try compiler.arithmetic(.divide, lhs, rhs, of: LHS.Output.self)
     }
 }
 

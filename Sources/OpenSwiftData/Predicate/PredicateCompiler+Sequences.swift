@@ -4,6 +4,18 @@ import OpenSwiftDataStore
 // Sequences and collections: membership, quantifiers, filters, extremes,
 // prefixes and subscripts, over stored arrays and to-many relationships alike.
 
+extension PredicateCompiler {
+    /// The parts of a node that tests each element of a sequence: the compiled
+    /// sequence, the variable bound to its elements, and the compiled test.
+    mutating func elementTest(
+        _ sequence: Any, _ key: PredicateExpressions.VariableID, _ test: Any
+    ) throws -> (source: Node, variable: Int, test: QueryExpression) {
+        let source = try compile(sequence)
+        let id = bind(key, elementsOf: source, wrapped: false)
+        return (source, id, try compile(test).expression)
+    }
+}
+
 extension PredicateExpressions.SequenceContains: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(sequence)
@@ -22,9 +34,8 @@ extension PredicateExpressions.SequenceContainsWhere: CompilablePredicateExpress
     }
 
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
-        let source = try compiler.compile(sequence)
-        let id = compiler.bind(variable.key, elementsOf: source, wrapped: false)
-        return .value(.containsWhere(source.expression, variable: id, test: try compiler.compile(test).expression))
+        let (source, id, test) = try compiler.elementTest(sequence, variable.key, test)
+        return .value(.containsWhere(source.expression, variable: id, test: test))
     }
 }
 
@@ -35,9 +46,8 @@ extension PredicateExpressions.SequenceAllSatisfy: CompilablePredicateExpression
     }
 
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
-        let source = try compiler.compile(sequence)
-        let id = compiler.bind(variable.key, elementsOf: source, wrapped: false)
-        return .value(.allSatisfy(source.expression, variable: id, test: try compiler.compile(test).expression))
+        let (source, id, test) = try compiler.elementTest(sequence, variable.key, test)
+        return .value(.allSatisfy(source.expression, variable: id, test: test))
     }
 }
 
@@ -48,11 +58,8 @@ extension PredicateExpressions.Filter: CompilablePredicateExpression {
     }
 
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
-        let source = try compiler.compile(sequence)
-        let id = compiler.bind(variable.key, elementsOf: source, wrapped: false)
-        return PredicateCompiler.Node(
-            expression: .filter(source.expression, variable: id, test: try compiler.compile(filter).expression),
-            shape: source.shape)
+        let (source, id, test) = try compiler.elementTest(sequence, variable.key, filter)
+        return PredicateCompiler.Node(expression: .filter(source.expression, variable: id, test: test), shape: source.shape)
     }
 }
 
