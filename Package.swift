@@ -14,16 +14,31 @@ let package = Package(
         .library(name: "OpenSwiftData", targets: ["OpenSwiftData"]),
         .library(name: "SwiftData", targets: ["SwiftData"]),
         .library(name: "OpenSwiftDataStore", targets: ["OpenSwiftDataStore"]),
+        .executable(name: "osd", targets: ["osd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "602.0.0"..<"604.0.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
     ],
     targets: [
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         .target(
             name: "OpenSwiftDataStore",
             dependencies: [
+                "CZstd",
                 .product(name: "HashTreeCollections", package: "swift-collections"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // The document CLI: depends on the engine alone, so it reads any document
+        // without the application's model types and builds without swift-syntax.
+        .executableTarget(
+            name: "osd",
+            dependencies: [
+                "OpenSwiftDataStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .macro(
@@ -52,9 +67,15 @@ let package = Package(
             name: "OpenSwiftDataStoreTests",
             dependencies: ["OpenSwiftDataStore"]
         ),
+        // A child process the crash tests kill at random moments during saves.
+        .executableTarget(
+            name: "DocumentCrashProbe",
+            dependencies: ["SwiftData"],
+            path: "Tests/DocumentCrashProbe"
+        ),
         .testTarget(
             name: "SwiftDataTests",
-            dependencies: ["SwiftData"]
+            dependencies: ["SwiftData", "DocumentCrashProbe"]
         ),
         .testTarget(
             name: "OpenSwiftDataMacrosTests",

@@ -121,7 +121,7 @@ import Testing
         var changes = ChangeSet()
         changes.inserts.append(.init(entity: 0, temporaryID: RowID(-1), row: Self.person("ann", 30)))
         _ = try store.commit(changes)
-        store.removeAll()
+        try store.removeAll()
         #expect(store.current.tables[0].count == 0)
         #expect(store.current.lookup(unique: [.string("ann")], constraint: 0, of: 0) == nil)
         #expect(store.current.generation == 2)

@@ -5,7 +5,7 @@ import Testing
 @Suite struct ContainerTests {
     @Test func everyInitializerBuildsTheSameSchema() throws {
         let memory = ModelConfiguration(isStoredInMemoryOnly: true)
-        let a = try ModelContainer(for: Trip.self, BucketListItem.self)
+        let a = try ModelContainer(for: Trip.self, BucketListItem.self, configurations: memory)
         let b = try ModelContainer(for: Trip.self, configurations: memory)
         let c = try ModelContainer(for: Schema([Trip.self]), configurations: memory)
         let d = try ModelContainer(for: Schema([Trip.self]), migrationPlan: nil, configurations: [memory])

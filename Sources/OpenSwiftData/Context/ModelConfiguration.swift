@@ -9,14 +9,17 @@ public protocol DataStoreConfiguration: Hashable {
 /// How a container stores its data.
 ///
 /// CloudKit and group-container parameters are accepted for source compatibility
-/// and ignored: neither exists on Linux. Until document persistence lands, every
-/// configuration keeps its data in memory; `url` is recorded for that later use.
+/// and ignored: neither exists on Linux. A configuration that is not in memory
+/// only keeps its data in a document file at `url` (see Docs/Documents.md).
 public struct ModelConfiguration: Identifiable, Hashable, Sendable, DataStoreConfiguration {
     public let url: URL
     public let name: String
     public var schema: Schema?
     public let allowsSave: Bool
     public let isStoredInMemoryOnly: Bool
+    /// OpenSwiftData: how far `save()` goes to survive power loss; `.full`
+    /// (fsync on every save) unless set otherwise.
+    public var durability: Durability = .full
 
     /// Accepted for source compatibility; ignored on Linux.
     public struct CloudKitDatabase: Sendable, Hashable {

@@ -79,7 +79,7 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         self.migrationPlan = migrationPlan
         self.configurations = Set(configurations.isEmpty ? [ModelConfiguration()] : configurations)
         self.allowsSave = self.configurations.allSatisfy(\.allowsSave)
-        self.store = Store(schema: givenSchema.storeSchema)
+        self.store = try Self.openStore(schema: givenSchema.storeSchema, configurations: Array(self.configurations))
         self.storeIdentifier = UUID().uuidString
         var indexes: [ObjectIdentifier: Int] = [:]
         var byName: [String: Int] = [:]
@@ -94,14 +94,58 @@ public class ModelContainer: Equatable, @unchecked Sendable {
 
     public static func == (lhs: ModelContainer, rhs: ModelContainer) -> Bool { lhs === rhs }
 
-    /// Removes every model from the store.
-    public func deleteAllData() {
-        store.removeAll()
+    /// The store of the first configuration that is not in memory only: a
+    /// document holding every entity; otherwise a store in memory.
+    private static func openStore(schema: StoreSchema, configurations: [ModelConfiguration]) throws -> Store {
+        guard let configuration = configurations.first(where: { !$0.isStoredInMemoryOnly }) else {
+            return Store(schema: schema)
+        }
+        let url = configuration.url
+        guard url.isFileURL else {
+            throw SwiftDataError(.loadIssueModelContainer, "\(url) is not a file URL")
+        }
+        do {
+            if configuration.allowsSave {
+                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            }
+            let (document, version) = try Document.open(
+                path: url.path, schema: schema, readOnly: !configuration.allowsSave, durability: configuration.durability)
+            return Store(document: document, version: version)
+        } catch let error as DocumentError {
+            throw SwiftDataError(.loadIssueModelContainer, error.description)
+        } catch {
+            throw SwiftDataError(.loadIssueModelContainer, "\(url.path): \(error.localizedDescription)")
+        }
     }
 
-    /// Removes every model and the store itself.
+    /// Removes every model from the store; a document is rewritten empty.
+    ///
+    /// SwiftData declares this non-throwing: if the document cannot be rewritten
+    /// (disk full), nothing is removed, in memory or on disk.
+    public func deleteAllData() {
+        try? store.removeAll()
+    }
+
+    /// Removes every model and the store itself: the document file and its blob
+    /// folder are deleted. Later saves through this container throw
+    /// `DocumentError.closed`.
     public func erase() throws {
-        store.removeAll()
+        do {
+            try store.erase()
+        } catch {
+            throw error.apiError
+        }
+    }
+
+    /// OpenSwiftData: rewrites the document as a fresh snapshot, dropping its
+    /// journal and unreferenced blobs. Saves do this on their own once the journal
+    /// outgrows the snapshot; call it to do it now. Does nothing in memory.
+    public func compactDocument() throws {
+        do {
+            try store.compact()
+        } catch {
+            throw error.apiError
+        }
     }
 
     // MARK: Entities

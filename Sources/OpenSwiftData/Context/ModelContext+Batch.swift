@@ -44,7 +44,7 @@ extension ModelContext {
         do {
             result = try container.store.commit(changes)
         } catch {
-            throw SwiftDataError(.uniqueConstraintViolation, error.description)
+            throw error.apiError
         }
         let version = container.store.current
         for id in rows {

@@ -62,7 +62,7 @@ extension ModelContext {
         do {
             result = try container.store.commit(changes)
         } catch {
-            throw SwiftDataError(.uniqueConstraintViolation, error.description)
+            throw error.apiError
         }
         let version = container.store.current
         var insertedIDs: [PersistentIdentifier] = []

@@ -1,3 +1,5 @@
+import OpenSwiftDataStore
+
 /// A SwiftData error: one of the documented codes, plus a message saying what
 /// went wrong. Equality and pattern matching compare the code only, so
 /// `catch SwiftDataError.modelValidationFailure` works as on Apple platforms.
@@ -56,6 +58,23 @@ public struct SwiftDataError: Error, Hashable, Sendable, CustomStringConvertible
 
     public var description: String {
         message.map { "SwiftDataError.\(code.rawValue): \($0)" } ?? "SwiftDataError.\(code.rawValue)"
+    }
+}
+
+/// Errors of document files (opening, saving, compacting), from the storage engine.
+public typealias DocumentError = OpenSwiftDataStore.DocumentError
+/// How far a save goes to survive power loss (`ModelConfiguration.durability`).
+public typealias Durability = OpenSwiftDataStore.Durability
+
+extension StoreError {
+    /// The error `save()` throws for a failed commit: a unique-constraint
+    /// violation as `SwiftDataError`, a document failure as `DocumentError`.
+    var apiError: any Error {
+        switch self {
+        case .uniqueConstraintViolation: SwiftDataError(.uniqueConstraintViolation, description)
+        case .unknownEntity: SwiftDataError(.unknownModelType, description)
+        case let .document(error): error
+        }
     }
 }
 

@@ -9,6 +9,13 @@ public struct OrderedIndex: Sendable {
         self.tree = BTree()
     }
 
+    /// An index over entries already in index order.
+    /// - Complexity: O(n)
+    init(slots: [Int], sorted entries: [BTree.Entry]) {
+        self.slots = slots
+        self.tree = BTree(sorted: entries)
+    }
+
     /// The key of `row` in this index; nil values are keys too (they sort first).
     public func key(of row: Row) -> [Value] { slots.map { row[$0] } }
 

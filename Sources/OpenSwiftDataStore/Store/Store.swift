@@ -8,13 +8,24 @@ import Foundation
 /// builds its new version aside and publishes it with one pointer swap.
 public final class Store: Sendable {
     public let schema: StoreSchema
+    /// The document every commit is journaled to before it is published; nil
+    /// for a store in memory only.
+    public let document: Document?
     private let published: Locked<StoreVersion>
     /// Serializes commits; readers never take it.
     private let commitPath = NSLock()
 
     public init(schema: StoreSchema) {
         self.schema = schema
+        self.document = nil
         self.published = Locked(StoreVersion(schema: schema))
+    }
+
+    /// A store over an opened document, starting from the version read from it.
+    public init(document: Document, version: StoreVersion) {
+        self.schema = version.schema
+        self.document = document
+        self.published = Locked(version)
     }
 
     /// The latest published version.
@@ -28,24 +39,73 @@ public final class Store: Sendable {
     /// Order: deletes, then inserts (an insert whose unique key exists updates that
     /// row instead: an upsert), then updates (a unique key clash throws), then every
     /// reference to a temporary row is rewritten to its permanent identifier.
-    /// When it throws, nothing is published.
+    /// With a document, the commit is appended to its journal (and synced as its
+    /// durability says) before it is published. When it throws, nothing is published.
     /// - Complexity: O(changes), plus O(rows / chunk size) to copy chunk tables.
     public func commit(_ changes: ChangeSet) throws(StoreError) -> CommitResult {
         commitPath.lock()
         defer { commitPath.unlock() }
-        var version = current
+        let old = current
+        var version = old
         let result = try Self.apply(changes, to: &version)
+        if let document {
+            let record = CommitRecord(
+                from: old, to: version, written: result.written, deleted: result.deleted, author: changes.author)
+            do {
+                try document.append(record, schema: schema)
+            } catch {
+                throw .document(error)
+            }
+            // The save is durable already; a failed compaction leaves the journal as it was.
+            if document.wantsCompaction { try? document.compact(version) }
+        }
         published.withLock { $0 = version }
         return result
     }
 
-    /// Removes every row of every entity, as one commit.
-    public func removeAll() {
+    /// Removes every row of every entity, as one commit; a document is rewritten
+    /// empty. Row identifiers are not reused afterwards.
+    public func removeAll() throws(StoreError) {
         commitPath.lock()
         defer { commitPath.unlock() }
+        let old = current
         var version = StoreVersion(schema: schema)
-        version.generation = current.generation + 1
+        version.generation = old.generation + 1
+        for e in version.tables.indices { version.tables[e].reserveIdentifiers(below: old.tables[e].nextRawID) }
+        do {
+            try document?.compact(version)
+        } catch {
+            throw .document(error)
+        }
         published.withLock { $0 = version }
+    }
+
+    /// Deletes the document and its blobs, and empties the store. The document is
+    /// closed: later commits throw.
+    public func erase() throws(StoreError) {
+        commitPath.lock()
+        defer { commitPath.unlock() }
+        let old = current
+        do {
+            try document?.erase()
+        } catch {
+            throw .document(error)
+        }
+        var version = StoreVersion(schema: schema)
+        version.generation = old.generation + 1
+        for e in version.tables.indices { version.tables[e].reserveIdentifiers(below: old.tables[e].nextRawID) }
+        published.withLock { $0 = version }
+    }
+
+    /// Writes a fresh snapshot of the current version over the document's journal.
+    public func compact() throws(StoreError) {
+        commitPath.lock()
+        defer { commitPath.unlock() }
+        do {
+            try document?.compact(current)
+        } catch {
+            throw .document(error)
+        }
     }
 
     private static func apply(_ changes: ChangeSet, to version: inout StoreVersion) throws(StoreError) -> CommitResult {
@@ -73,7 +133,7 @@ public final class Store: Sendable {
                 if let other = version.conflict(for: insert.row, entity: insert.entity, excluding: id) {
                     throw violation(schema.entities[insert.entity], other.constraint, other.key)
                 }
-                let merged = mergeUpsert(insert.row, onto: id, of: insert.entity, in: &version)
+                let merged = mergeUpsert(insert.row, onto: id, of: insert.entity, in: &version, written: &written)
                 version.write(merged, at: id, of: insert.entity)
                 upserted.insert(temporary)
                 updated.append(EntityRow(entity: insert.entity, id: id))
@@ -110,13 +170,15 @@ public final class Store: Sendable {
         version.generation += 1
         return CommitResult(
             generation: version.generation, assigned: assigned, upserted: upserted,
-            inserted: inserted, updated: updated, deleted: deleted)
+            inserted: inserted, updated: updated, deleted: deleted, written: written)
     }
 
     /// The row an upsert writes: the inserted attribute values; for relationships,
     /// the inserted ones where set, else the stored ones. Rows that a replaced
     /// relationship no longer reaches drop their inverse reference to the row.
-    private static func mergeUpsert(_ row: Row, onto id: RowID, of entity: Int, in version: inout StoreVersion) -> Row {
+    private static func mergeUpsert(
+        _ row: Row, onto id: RowID, of entity: Int, in version: inout StoreVersion, written: inout [EntityRow]
+    ) -> Row {
         guard let old = version.row(id, of: entity) else { return row }
         let description = version.schema.entities[entity]
         var merged = row
@@ -139,6 +201,7 @@ public final class Store: Sendable {
                 default: continue
                 }
                 version.write(other, at: target, of: destination)
+                written.append(EntityRow(entity: destination, id: target))
             }
         }
         return merged

@@ -4,6 +4,9 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case uniqueConstraintViolation(entity: String, attributes: [String], key: [Value])
     /// A change named an entity the schema does not have.
     case unknownEntity(String)
+    /// The document could not record the commit (disk full, closed, read-only…);
+    /// nothing was published.
+    case document(DocumentError)
 
     public var description: String {
         switch self {
@@ -11,6 +14,8 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
             "unique constraint violated: \(entity)(\(attributes.joined(separator: ", "))) = \(key)"
         case let .unknownEntity(name):
             "unknown entity \(name)"
+        case let .document(error):
+            error.description
         }
     }
 }

@@ -20,6 +20,28 @@ public struct StoreVersion: Sendable {
         self.orderedIndexes = schema.entities.map { entity in entity.orderedIndexSlots.map { OrderedIndex(slots: $0) } }
     }
 
+    /// A version holding `tables`, with every index built from them in bulk.
+    /// - Complexity: O(n log n) in the number of rows.
+    init(schema: StoreSchema, tables: [Table], generation: UInt64) {
+        self.init(schema: schema)
+        self.tables = tables
+        self.generation = generation
+        for (e, table) in tables.enumerated() {
+            var unique = uniqueIndexes[e]
+            var entries = orderedIndexes[e].map { _ in [BTree.Entry]() }
+            for i in entries.indices { entries[i].reserveCapacity(table.count) }
+            table.forEach { id, row in
+                for c in unique.indices { unique[c].add(row, at: id) }
+                for i in entries.indices { entries[i].append(BTree.Entry(key: orderedIndexes[e][i].key(of: row), row: id)) }
+            }
+            uniqueIndexes[e] = unique
+            for i in entries.indices {
+                entries[i].sort(by: BTree.less)
+                orderedIndexes[e][i] = OrderedIndex(slots: orderedIndexes[e][i].slots, sorted: entries[i])
+            }
+        }
+    }
+
     /// The row `id` of entity `entity`.
     /// - Complexity: O(1)
     public func row(_ id: RowID, of entity: Int) -> Row? { tables[entity][id] }

@@ -67,4 +67,7 @@ public struct CommitResult: Sendable {
     public var inserted: [EntityRow]
     public var updated: [EntityRow]
     public var deleted: [EntityRow]
+    /// Every row the commit wrote, including the inverse references an upsert
+    /// dropped from rows it did not insert or update: what the journal records.
+    public var written: [EntityRow]
 }

@@ -49,6 +49,29 @@ public struct Table: Sendable {
         return id
     }
 
+    /// Stores `row` under `id`, whether or not a row is there: how documents load
+    /// rows with the identifiers they were saved under.
+    /// - Complexity: amortized O(1); O(chunk size) the first time a shared chunk is touched.
+    public mutating func put(_ id: RowID, _ row: Row) {
+        precondition(id.rawValue > 0, "put of a temporary row \(id)")
+        let (c, o) = Self.position(of: id)
+        while chunks.count <= c {
+            chunks.append(Chunk(rows: [Row?](repeating: nil, count: Self.chunkSize)))
+        }
+        var wasEmpty = false
+        mutateChunk(c) {
+            wasEmpty = $0.rows[o] == nil
+            $0.rows[o] = row
+        }
+        if wasEmpty { count += 1 }
+        if id.rawValue >= nextRawID { nextRawID = id.rawValue + 1 }
+    }
+
+    /// Makes sure no future insert reuses an identifier below `next`.
+    public mutating func reserveIdentifiers(below next: Int64) {
+        nextRawID = max(nextRawID, next)
+    }
+
     /// Replaces the row stored under `id`; the row must exist.
     public mutating func update(_ id: RowID, to row: Row) {
         let (c, o) = Self.position(of: id)

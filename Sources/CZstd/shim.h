@@ -1,0 +1,2 @@
+// libzstd (Debian: libzstd-dev), for document sections and journal frames.
+#include <zstd.h>

@@ -1,0 +1,108 @@
+import Crypto
+import Foundation
+
+/// The folder of external-storage blobs beside a document: one file per value,
+/// named by the SHA-256 of its content, so equal values share a file and a file
+/// is never rewritten in place.
+///
+/// Blobs are written and synced before the frame that refers to them, verified
+/// against their name when read, and removed by compaction once no snapshot row
+/// refers to them.
+final class BlobStore {
+    /// `.externalStorage` values shorter than this stay inline in their row.
+    static let inlineLimit = 16 * 1024
+
+    let directory: String
+
+    init(documentPath: String) {
+        self.directory = documentPath + ".blobs"
+    }
+
+    static func reference(for data: Data) -> BlobReference {
+        BlobReference(hash: Array(SHA256.hash(data: data)), length: data.count)
+    }
+
+    /// Whether `name` is a blob name (64 lowercase hex digits): anything else,
+    /// such as `../x`, never reaches the file system.
+    static func isBlobName(_ name: String) -> Bool {
+        name.utf8.count == 64 && name.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    func path(of name: String) -> String { directory + "/" + name }
+
+    /// Writes `data` under its hash unless a file of that name and size exists.
+    /// Returns whether it wrote a file (the directory then needs a sync).
+    func store(_ data: Data, as reference: BlobReference) throws(DocumentError) -> Bool {
+        let target = path(of: reference.name)
+        var info = stat()
+        if stat(target, &info) == 0, Int(info.st_size) == reference.length { return false }
+        if mkdir(directory, 0o755) != 0, errno != EEXIST {
+            throw .io(operation: "mkdir", path: directory, errno: errno)
+        }
+        let temporary = target + ".tmp-\(getpid())"
+        DocumentFile.remove(temporary)
+        let file = try DocumentFile.open(temporary, writable: true, create: true)
+        do {
+            try file.write(Array(data), at: 0)
+            try file.sync()
+            file.close()
+            try DocumentFile.rename(temporary, to: target)
+        } catch {
+            file.close()
+            DocumentFile.remove(temporary)
+            throw error
+        }
+        return true
+    }
+
+    func syncDirectory() throws(DocumentError) {
+        try DocumentFile.syncDirectory(directory)
+    }
+
+    /// The blob's content, verified against its hash and length.
+    func load(_ reference: BlobReference) throws(DocumentError) -> Data {
+        let name = reference.name
+        let file: DocumentFile
+        do {
+            file = try DocumentFile.open(path(of: name), writable: false)
+        } catch .notFound {
+            throw .blob(name: name, reason: "missing from \(directory)")
+        }
+        let bytes = try file.readAll()
+        guard bytes.count == reference.length else {
+            throw .blob(name: name, reason: "holds \(bytes.count) bytes, the document expects \(reference.length)")
+        }
+        let data = Data(bytes)
+        guard Array(SHA256.hash(data: data)) == reference.hash else {
+            throw .blob(name: name, reason: "content does not match its hash")
+        }
+        return data
+    }
+
+    /// The names of the blob files in the folder.
+    func names() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter(Self.isBlobName)
+    }
+
+    /// Removes every blob file not in `keeping`, and leftover temporary files.
+    /// Returns how many blobs it removed.
+    @discardableResult
+    func collect(keeping: Set<String>) -> Int {
+        var removed = 0
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+            if Self.isBlobName(name) {
+                guard !keeping.contains(name) else { continue }
+                DocumentFile.remove(path(of: name))
+                removed += 1
+            } else if name.contains(".tmp-"), Self.isBlobName(String(name.prefix(64))) {
+                DocumentFile.remove(path(of: name))
+            }
+        }
+        return removed
+    }
+
+    /// Removes the folder and every blob in it.
+    func removeAll() {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+
+/// One save, as the journal holds it: the full new state of every row the commit
+/// wrote, and the rows it deleted. Replaying records in generation order onto the
+/// snapshot rebuilds the store; each record is idempotent.
+public struct CommitRecord: Sendable {
+    public struct Put: Sendable {
+        public var entity: Int
+        public var id: RowID
+        public var row: Row
+    }
+
+    /// The generation the commit published (the snapshot's plus one, plus one…).
+    public var generation: UInt64
+    public var timestamp: Date
+    public var author: String?
+    /// For each entity that allocated identifiers: the raw value its next row gets.
+    public var nextRawIDs: [(entity: Int, next: Int64)]
+    public var puts: [Put]
+    public var deletes: [EntityRow]
+
+    /// The record of the commit that turned `old` into `new`, writing `written`
+    /// and deleting `deleted`.
+    init(from old: StoreVersion, to new: StoreVersion, written: [EntityRow], deleted: [EntityRow], author: String?) {
+        generation = new.generation
+        timestamp = Date()
+        self.author = author
+        nextRawIDs = new.tables.indices.compactMap { e in
+            new.tables[e].nextRawID != old.tables[e].nextRawID ? (e, new.tables[e].nextRawID) : nil
+        }
+        var seen = Set<EntityRow>()
+        puts = written.compactMap { key in
+            guard seen.insert(key).inserted, let row = new.row(key.id, of: key.entity) else { return nil }
+            return Put(entity: key.entity, id: key.id, row: row)
+        }
+        deletes = deleted
+    }
+
+    init(generation: UInt64, timestamp: Date, author: String?, nextRawIDs: [(entity: Int, next: Int64)], puts: [Put], deletes: [EntityRow]) {
+        self.generation = generation
+        self.timestamp = timestamp
+        self.author = author
+        self.nextRawIDs = nextRawIDs
+        self.puts = puts
+        self.deletes = deletes
+    }
+
+    var isEmpty: Bool { puts.isEmpty && deletes.isEmpty && nextRawIDs.isEmpty }
+}
+
+extension ByteWriter {
+    mutating func commit(
+        _ record: CommitRecord, schema: StoreSchema, external: (Data) throws(DocumentError) -> BlobReference
+    ) throws(DocumentError) {
+        varint(record.generation)
+        double(record.timestamp.timeIntervalSinceReferenceDate)
+        optionalString(record.author)
+        varint(record.nextRawIDs.count)
+        for (entity, next) in record.nextRawIDs {
+            varint(entity)
+            signed(next)
+        }
+        varint(record.puts.count)
+        for put in record.puts {
+            varint(put.entity)
+            signed(put.id.rawValue)
+            try row(put.row, of: schema.entities[put.entity], external: external)
+        }
+        varint(record.deletes.count)
+        for delete in record.deletes {
+            varint(delete.entity)
+            signed(delete.id.rawValue)
+        }
+    }
+}
+
+extension ByteReader {
+    mutating func commit(schema: StoreSchema, blob: (BlobReference) throws(Failure) -> Value) throws(Failure) -> CommitRecord {
+        let entityCount = schema.entities.count
+        func entity(_ r: inout ByteReader) throws(Failure) -> Int {
+            let e = try r.count()
+            guard e < entityCount else { throw r.fail("entity #\(e) is not in the schema") }
+            return e
+        }
+        func rowID(_ r: inout ByteReader) throws(Failure) -> RowID {
+            let raw = try r.signed()
+            guard raw > 0 else { throw r.fail("row identifier \(raw) is not permanent") }
+            return RowID(raw)
+        }
+        let generation = try varint()
+        let timestamp = Date(timeIntervalSinceReferenceDate: try double())
+        let author = try optionalString()
+        var nextRawIDs: [(entity: Int, next: Int64)] = []
+        for _ in 0..<(try count(limit: entityCount)) {
+            nextRawIDs.append((try entity(&self), try signed()))
+        }
+        var puts: [CommitRecord.Put] = []
+        for _ in 0..<(try count(limit: bytes.count)) {
+            let e = try entity(&self)
+            let id = try rowID(&self)
+            let row = try self.row(slotCount: schema.entities[e].slotCount, blob: blob)
+            puts.append(CommitRecord.Put(entity: e, id: id, row: row))
+        }
+        var deletes: [EntityRow] = []
+        for _ in 0..<(try count(limit: bytes.count)) {
+            let e = try entity(&self)
+            deletes.append(EntityRow(entity: e, id: try rowID(&self)))
+        }
+        return CommitRecord(
+            generation: generation, timestamp: timestamp, author: author, nextRawIDs: nextRawIDs, puts: puts, deletes: deletes)
+    }
+}

@@ -1,0 +1,293 @@
+import Foundation
+
+/// A document file open for reading or writing: the snapshot plus the journal
+/// of saves, and the blob folder beside it.
+///
+/// A writable document holds the file's advisory lock until it is closed, so a
+/// second writer (process or container) gets `DocumentError.locked`. Every
+/// method is serialized by the document's own lock; the store calls `append`
+/// from its commit path.
+public final class Document: @unchecked Sendable {
+    public let path: String
+    public let isReadOnly: Bool
+    public var durability: Durability {
+        get { lock.withLock { _durability } }
+        set { lock.withLock { _durability = newValue } }
+    }
+    /// When a save compacts: once the journal is longer than `ratio` × the
+    /// snapshot and longer than `minimumJournalBytes`.
+    public struct CompactionPolicy: Hashable, Sendable {
+        public var ratio: Double
+        public var minimumJournalBytes: Int
+        public init(ratio: Double = 1.0, minimumJournalBytes: Int = 4 << 20) {
+            self.ratio = ratio
+            self.minimumJournalBytes = minimumJournalBytes
+        }
+    }
+
+    public var compactionPolicy: CompactionPolicy {
+        get { lock.withLock { _compactionPolicy } }
+        set { lock.withLock { _compactionPolicy = newValue } }
+    }
+    private var _compactionPolicy = CompactionPolicy()
+
+    private var _durability: Durability
+    private var file: DocumentFile?
+    /// Where intact content ends: the next frame goes here.
+    private var length: Int
+    private var _snapshotLength: Int
+    private var _journalFrames: Int
+    let blobs: BlobStore
+    private let lock = NSLock()
+
+    private init(path: String, file: DocumentFile?, readOnly: Bool, contents: DocumentReader.Contents, durability: Durability) {
+        self.path = path
+        self.file = file
+        self.isReadOnly = readOnly
+        self._durability = durability
+        self.length = contents.validLength
+        self._snapshotLength = contents.snapshotLength
+        self._journalFrames = contents.journalFrames
+        self.blobs = BlobStore(documentPath: path)
+    }
+
+    deinit { file?.close() }
+
+    /// Bytes of the header and snapshot.
+    public var snapshotLength: Int { lock.withLock { _snapshotLength } }
+    /// Bytes of journal frames after the snapshot.
+    public var journalLength: Int { lock.withLock { length - _snapshotLength } }
+    public var journalFrames: Int { lock.withLock { _journalFrames } }
+
+    /// Opens the document at `path`, creating an empty one with `schema` if there
+    /// is none (unless read-only), and returns it with the store it holds.
+    ///
+    /// A torn last frame is dropped (and, when writable, cut from the file). Any
+    /// other damage throws, and the file is left as it was.
+    public static func open(
+        path: String, schema: StoreSchema, readOnly: Bool = false, durability: Durability = .full
+    ) throws(DocumentError) -> (Document, StoreVersion) {
+        if readOnly {
+            let contents = try DocumentReader.read(path: path, expected: schema)
+            return (Document(path: path, file: nil, readOnly: true, contents: contents, durability: durability), contents.version)
+        }
+        for _ in 0..<8 {
+            let file: DocumentFile
+            do {
+                file = try DocumentFile.open(path, writable: true)
+            } catch .notFound {
+                try create(path: path, schema: schema)
+                continue
+            }
+            try file.lockExclusively()
+            // Compaction in another process may have renamed a new file over the
+            // path between our open and our lock: then lock that one instead.
+            guard let mine = file.identity, let current = DocumentFile.identity(of: path),
+                  mine.0 == current.0, mine.1 == current.1
+            else {
+                file.close()
+                continue
+            }
+            let bytes = try file.readAll()
+            let contents = try DocumentReader.read(bytes: bytes, path: path, expected: schema, blobs: .load)
+            guard contents.formatMinor <= DocumentFormat.minor else {
+                throw .unsupportedFormat(path: path, major: contents.formatMajor, minor: contents.formatMinor)
+            }
+            if contents.validLength < bytes.count {
+                try file.truncate(to: contents.validLength)
+                try file.sync()
+            }
+            removeLeftovers(of: path)
+            return (Document(path: path, file: file, readOnly: false, contents: contents, durability: durability), contents.version)
+        }
+        throw .locked(path: path)
+    }
+
+    /// Writes an empty document; fails quietly if another process created one first.
+    private static func create(path: String, schema: StoreSchema) throws(DocumentError) {
+        let temporary = temporaryPath(for: path, purpose: "create")
+        let file = try writeSnapshot(StoreVersion(schema: schema), to: temporary, blobs: BlobStore(documentPath: path))
+        file.close()
+        defer { DocumentFile.remove(temporary) }
+        // link, unlike rename, never replaces a document that appeared meanwhile.
+        if link(temporary, path) != 0, errno != EEXIST {
+            throw .io(operation: "link", path: path, errno: errno)
+        }
+        try DocumentFile.syncDirectory(directory(of: path))
+    }
+
+    // MARK: Saving
+
+    /// Appends one journal frame for `record`, after writing and syncing the
+    /// blobs it refers to. On failure the file is cut back to where it was.
+    /// - Complexity: O(size of the record)
+    public func append(_ record: CommitRecord, schema: StoreSchema) throws(DocumentError) {
+        try locked { () throws(DocumentError) in
+            let file = try writableFile()
+            var wroteBlobs = false
+            var writer = ByteWriter()
+            try writer.commit(record, schema: schema) { (data: Data) throws(DocumentError) in
+                let reference = BlobStore.reference(for: data)
+                if try blobs.store(data, as: reference) { wroteBlobs = true }
+                return reference
+            }
+            if wroteBlobs { try blobs.syncDirectory() }
+            let frame = Frame.encode(kind: .commit, payload: writer.bytes, level: Zstd.journalLevel)
+            do throws(DocumentError) {
+                try file.write(frame, at: length)
+                if _durability == .full { try file.sync() }
+            } catch {
+                try? file.truncate(to: length)
+                throw error
+            }
+            length += frame.count
+            _journalFrames += 1
+        }
+    }
+
+    /// Whether the journal has grown enough that a save should compact.
+    public var wantsCompaction: Bool {
+        lock.withLock {
+            let journal = length - _snapshotLength
+            return journal > _compactionPolicy.minimumJournalBytes
+                && Double(journal) > _compactionPolicy.ratio * Double(_snapshotLength)
+        }
+    }
+
+    // MARK: Compaction
+
+    /// Replaces the document with a fresh snapshot of `version` (which must be the
+    /// store's current version), then removes blobs nothing refers to any more.
+    ///
+    /// The snapshot goes to a temporary file in the same folder, is synced, renamed
+    /// over the document, and the folder is synced: a crash at any point leaves
+    /// either the old document or the new one.
+    /// - Complexity: O(rows)
+    public func compact(_ version: StoreVersion) throws(DocumentError) {
+        try locked { () throws(DocumentError) in
+            let old = try writableFile()
+            let temporary = Self.temporaryPath(for: path, purpose: "compact")
+            var referenced = Set<String>()
+            let fresh = try Self.writeSnapshot(version, to: temporary, blobs: blobs) { referenced.insert($0) }
+            do throws(DocumentError) {
+                try fresh.lockExclusively()
+                try DocumentFile.rename(temporary, to: path)
+                try DocumentFile.syncDirectory(Self.directory(of: path))
+            } catch {
+                fresh.close()
+                DocumentFile.remove(temporary)
+                throw error
+            }
+            old.close()
+            file = fresh
+            length = try fresh.size
+            _snapshotLength = length
+            _journalFrames = 0
+            blobs.collect(keeping: referenced)
+        }
+    }
+
+    /// Writes a snapshot of `version` as a new document at `path` (replacing any
+    /// file there), with its blobs in the folder beside it: "save as".
+    public static func write(_ version: StoreVersion, to path: String) throws(DocumentError) {
+        let temporary = temporaryPath(for: path, purpose: "save")
+        let blobs = BlobStore(documentPath: path)
+        var referenced = Set<String>()
+        let file = try writeSnapshot(version, to: temporary, blobs: blobs) { referenced.insert($0) }
+        file.close()
+        do throws(DocumentError) {
+            try DocumentFile.rename(temporary, to: path)
+            try DocumentFile.syncDirectory(directory(of: path))
+        } catch {
+            DocumentFile.remove(temporary)
+            throw error
+        }
+        blobs.collect(keeping: referenced)
+    }
+
+    /// Writes and syncs a complete snapshot file at `path` (which must not exist)
+    /// and returns it open.
+    private static func writeSnapshot(
+        _ version: StoreVersion, to path: String, blobs: BlobStore, referenced: (String) -> Void = { _ in }
+    ) throws(DocumentError) -> DocumentFile {
+        DocumentFile.remove(path)
+        let file = try DocumentFile.open(path, writable: true, create: true)
+        do throws(DocumentError) {
+            var wroteBlobs = false
+            let bytes = try Snapshot.encode(version) { (data: Data) throws(DocumentError) in
+                let reference = BlobStore.reference(for: data)
+                referenced(reference.name)
+                if try blobs.store(data, as: reference) { wroteBlobs = true }
+                return reference
+            }
+            if wroteBlobs { try blobs.syncDirectory() }
+            try file.write(bytes, at: 0)
+            try file.sync()
+            return file
+        } catch {
+            file.close()
+            DocumentFile.remove(path)
+            throw error
+        }
+    }
+
+    // MARK: Closing
+
+    /// Releases the file and its lock. Later saves throw `DocumentError.closed`.
+    public func close() {
+        lock.withLock {
+            file?.close()
+            file = nil
+        }
+    }
+
+    /// Deletes the document file and its blob folder, and closes it.
+    public func erase() throws(DocumentError) {
+        try locked { () throws(DocumentError) in
+            guard !isReadOnly else { throw .readOnly(path: path) }
+            file?.close()
+            file = nil
+            DocumentFile.remove(path)
+            blobs.removeAll()
+            try DocumentFile.syncDirectory(Self.directory(of: path))
+        }
+    }
+
+    private func locked<R>(_ body: () throws(DocumentError) -> R) throws(DocumentError) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    private func writableFile() throws(DocumentError) -> DocumentFile {
+        guard !isReadOnly else { throw .readOnly(path: path) }
+        guard let file else { throw .closed(path: path) }
+        return file
+    }
+
+    // MARK: Paths
+
+    static func directory(of path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        return url.deletingLastPathComponent().path
+    }
+
+    /// A temporary file beside the document (same folder, so rename is atomic).
+    static func temporaryPath(for path: String, purpose: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        return url.deletingLastPathComponent().appendingPathComponent(
+            ".\(url.lastPathComponent).\(purpose)-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp").path
+    }
+
+    /// Removes temporary files a crashed compaction left beside the document
+    /// (only the lock holder compacts, so any such file is stale).
+    private static func removeLeftovers(of path: String) {
+        let url = URL(fileURLWithPath: path)
+        let prefix = ".\(url.lastPathComponent)."
+        let folder = url.deletingLastPathComponent().path
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        where name.hasPrefix(prefix) && name.hasSuffix(".tmp") && name.contains(".compact-") {
+            DocumentFile.remove(folder + "/" + name)
+        }
+    }
+}

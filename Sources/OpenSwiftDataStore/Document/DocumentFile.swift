@@ -1,0 +1,122 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An open file descriptor, with the few system calls documents need, each
+/// turning failure into a `DocumentError` that names the call, path and errno.
+final class DocumentFile {
+    let path: String
+    private(set) var descriptor: Int32
+
+    private init(path: String, descriptor: Int32) {
+        self.path = path
+        self.descriptor = descriptor
+    }
+
+    deinit { close() }
+
+    static func open(_ path: String, writable: Bool, create: Bool = false) throws(DocumentError) -> DocumentFile {
+        var flags = writable ? O_RDWR : O_RDONLY
+        if create { flags |= O_CREAT | O_EXCL }
+        flags |= O_CLOEXEC
+        let fd = Glibc.open(path, flags, 0o644)
+        guard fd >= 0 else {
+            if errno == ENOENT { throw .notFound(path: path) }
+            throw .io(operation: "open", path: path, errno: errno)
+        }
+        return DocumentFile(path: path, descriptor: fd)
+    }
+
+    func close() {
+        if descriptor >= 0 { _ = Glibc.close(descriptor) }
+        descriptor = -1
+    }
+
+    /// Takes the advisory write lock, or throws `.locked` at once if another
+    /// open file description holds it (another process, or another container).
+    func lockExclusively() throws(DocumentError) {
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            if errno == EWOULDBLOCK { throw .locked(path: path) }
+            throw .io(operation: "flock", path: path, errno: errno)
+        }
+    }
+
+    var size: Int {
+        get throws(DocumentError) {
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { throw .io(operation: "fstat", path: path, errno: errno) }
+            return Int(info.st_size)
+        }
+    }
+
+    /// Device and inode, to tell whether the path still names this file.
+    var identity: (dev_t, ino_t)? {
+        var info = stat()
+        return fstat(descriptor, &info) == 0 ? (info.st_dev, info.st_ino) : nil
+    }
+
+    static func identity(of path: String) -> (dev_t, ino_t)? {
+        var info = stat()
+        return stat(path, &info) == 0 ? (info.st_dev, info.st_ino) : nil
+    }
+
+    /// The whole file.
+    func readAll() throws(DocumentError) -> [UInt8] {
+        let n = try size
+        var bytes = [UInt8](repeating: 0, count: n)
+        var done = 0
+        while done < n {
+            let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + done, n - done, off_t(done)) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw .io(operation: "read", path: path, errno: errno)
+            }
+            if got == 0 { break }
+            done += got
+        }
+        if done < n { bytes.removeSubrange(done...) }
+        return bytes
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    func write(_ bytes: [UInt8], at offset: Int) throws(DocumentError) {
+        var done = 0
+        while done < bytes.count {
+            let wrote = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress! + done, bytes.count - done, off_t(offset + done)) }
+            if wrote < 0 {
+                if errno == EINTR { continue }
+                throw .io(operation: "write", path: path, errno: errno)
+            }
+            done += wrote
+        }
+    }
+
+    func truncate(to length: Int) throws(DocumentError) {
+        guard ftruncate(descriptor, off_t(length)) == 0 else { throw .io(operation: "ftruncate", path: path, errno: errno) }
+    }
+
+    func sync() throws(DocumentError) {
+        guard fsync(descriptor) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }
+    }
+
+    /// Makes a rename or a new file in `directory` durable.
+    static func syncDirectory(_ directory: String) throws(DocumentError) {
+        let fd = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw .io(operation: "open directory", path: directory, errno: errno) }
+        defer { _ = Glibc.close(fd) }
+        guard fsync(fd) == 0 else { throw .io(operation: "fsync directory", path: directory, errno: errno) }
+    }
+
+    static func rename(_ from: String, to: String) throws(DocumentError) {
+        guard Glibc.rename(from, to) == 0 else { throw .io(operation: "rename", path: to, errno: errno) }
+    }
+
+    static func remove(_ path: String) {
+        _ = unlink(path)
+    }
+}

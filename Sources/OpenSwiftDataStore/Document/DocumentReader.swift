@@ -1,0 +1,216 @@
+import Foundation
+
+/// Reads a whole document: checks the header and every frame's checksums,
+/// decodes the snapshot, replays the journal and builds the indexes in bulk.
+///
+/// It needs no Swift model types, only the bytes: the CLI reads any document with it.
+public struct DocumentReader {
+    /// What to do with external-storage blobs while reading.
+    public enum BlobPolicy: Sendable {
+        /// Read each blob and check it against its hash (opening, `verify`).
+        case load
+        /// Leave blob files alone; such values read as empty data (`info`).
+        case skip
+    }
+
+    /// One frame of the file, for `info` and `verify`.
+    public struct FrameSummary: Sendable {
+        public var kind: FrameKind
+        public var offset: Int
+        public var length: Int
+        public var rawLength: Int
+    }
+
+    /// Everything read from a document.
+    public struct Contents: Sendable {
+        public var path: String
+        public var formatMajor: Int
+        public var formatMinor: Int
+        public var snapshotGeneration: UInt64
+        /// The store as of the last intact journal frame.
+        public var version: StoreVersion
+        /// Bytes of the header and snapshot frames.
+        public var snapshotLength: Int
+        /// Bytes of the intact journal frames after the snapshot.
+        public var journalLength: Int
+        public var journalFrames: Int
+        /// Where intact content ends; a writer truncates the file here.
+        public var validLength: Int
+        /// The torn last frame that was dropped, if any.
+        public var tornTail: (offset: Int, reason: String)?
+        public var frames: [FrameSummary]
+        /// Names of the blobs the snapshot and journal refer to.
+        public var blobNames: Set<String>
+        public var schema: StoreSchema { version.schema }
+    }
+
+    /// Reads the document at `path`.
+    ///
+    /// - Parameter expected: the schema the application opens it with; a document
+    ///   with another schema throws `DocumentError.schemaMismatch`.
+    public static func read(
+        path: String, expected: StoreSchema? = nil, blobs policy: BlobPolicy = .load
+    ) throws(DocumentError) -> Contents {
+        let file = try DocumentFile.open(path, writable: false)
+        defer { file.close() }
+        return try read(bytes: try file.readAll(), path: path, expected: expected, blobs: policy)
+    }
+
+    static func read(
+        bytes: [UInt8], path: String, expected: StoreSchema?, blobs policy: BlobPolicy
+    ) throws(DocumentError) -> Contents {
+        let header = try DocumentHeader.decode(bytes, path: path)
+        let blobStore = BlobStore(documentPath: path)
+        var blobNames = Set<String>()
+        var frames: [FrameSummary] = []
+        var offset = DocumentFormat.headerSize
+        /// A blob that failed to load, reported as itself rather than as frame damage.
+        var blobFailure: DocumentError?
+
+        func next(inSnapshot: Bool) throws(DocumentError) -> Frame.Scanned? {
+            switch try Frame.scan(bytes, at: offset, path: path) {
+            case let .frame(frame):
+                frames.append(FrameSummary(kind: frame.kind, offset: frame.offset, length: frame.length, rawLength: frame.payload.count))
+                offset += frame.length
+                return frame
+            case let .torn(at, reason):
+                if inSnapshot { throw .damaged(path: path, offset: at, reason: "snapshot incomplete: \(reason)") }
+                return nil
+            case .end:
+                if inSnapshot { throw .damaged(path: path, offset: offset, reason: "the file ends inside the snapshot") }
+                return nil
+            }
+        }
+        func decode<T>(_ frame: Frame.Scanned, _ body: (inout ByteReader) throws(ByteReader.Failure) -> T) throws(DocumentError) -> T {
+            var reader = ByteReader(frame.payload)
+            do throws(ByteReader.Failure) {
+                let value = try body(&reader)
+                guard reader.isAtEnd else {
+                    throw ByteReader.Failure(offset: reader.position, reason: "\(frame.payload.count - reader.position) unexpected bytes at the end")
+                }
+                return value
+            } catch {
+                if let blobFailure { throw blobFailure }
+                throw .damaged(
+                    path: path, offset: frame.offset + DocumentFormat.frameHeaderSize,
+                    reason: "\(frame.kind) frame: \(error.reason) (at payload byte \(error.offset))")
+            }
+        }
+        func blob(_ reference: BlobReference) throws(ByteReader.Failure) -> Value {
+            blobNames.insert(reference.name)
+            switch policy {
+            case .skip: return .data(Data())
+            case .load:
+                do throws(DocumentError) {
+                    return .data(try blobStore.load(reference))
+                } catch {
+                    blobFailure = error
+                    throw ByteReader.Failure(offset: 0, reason: error.description)
+                }
+            }
+        }
+
+        // Snapshot: schema, rows, end.
+        guard let schemaFrame = try next(inSnapshot: true), schemaFrame.kind == .schema else {
+            throw .damaged(path: path, offset: DocumentFormat.headerSize, reason: "the snapshot does not start with the schema")
+        }
+        let schema = try decode(schemaFrame) { (r: inout ByteReader) throws(ByteReader.Failure) in try r.schema() }
+        if let expected, expected != schema {
+            throw .schemaMismatch(path: path, reason: SchemaDifference.describe(document: schema, application: expected))
+        }
+        var tables = schema.entities.map { _ in Table() }
+        while true {
+            guard let frame = try next(inSnapshot: true) else { break }
+            if frame.kind == .snapshotEnd {
+                try decode(frame) { (r: inout ByteReader) throws(ByteReader.Failure) in
+                    guard try r.count() == tables.count else { throw r.fail("entity count differs from the schema's") }
+                    for e in tables.indices {
+                        let count = try r.count(limit: Int.max)
+                        guard count == tables[e].count else {
+                            throw r.fail("\(schema.entities[e].name) has \(tables[e].count) rows, the snapshot says \(count)")
+                        }
+                        tables[e].reserveIdentifiers(below: try r.signed())
+                    }
+                    guard try r.varint() == header.generation else { throw r.fail("generation differs from the header's") }
+                }
+                break
+            }
+            guard frame.kind == .rows else {
+                throw .damaged(path: path, offset: frame.offset, reason: "a \(frame.kind) frame inside the snapshot")
+            }
+            try decode(frame) { (r: inout ByteReader) throws(ByteReader.Failure) in
+                let e = try r.count()
+                guard e < schema.entities.count else { throw r.fail("entity #\(e) is not in the schema") }
+                let slotCount = schema.entities[e].slotCount
+                var id: Int64 = 0
+                for _ in 0..<(try r.count()) {
+                    let delta = try r.varint()
+                    guard delta > 0, delta < UInt64(Int64.max) - UInt64(id) else { throw r.fail("row identifiers out of order") }
+                    id += Int64(delta)
+                    if tables[e].contains(RowID(id)) { throw r.fail("row \(id) stored twice") }
+                    tables[e].put(RowID(id), try r.row(slotCount: slotCount, blob: blob))
+                }
+            }
+        }
+        let snapshotLength = offset
+
+        // Journal: one commit frame per save, generations consecutive.
+        var generation = header.generation
+        var journalFrames = 0
+        var tornTail: (offset: Int, reason: String)?
+        while true {
+            let start = offset
+            let scan = try Frame.scan(bytes, at: offset, path: path)
+            guard case let .frame(frame) = scan else {
+                if case let .torn(at, reason) = scan { tornTail = (at, reason) }
+                break
+            }
+            guard frame.kind == .commit else {
+                throw .damaged(path: path, offset: start, reason: "a \(frame.kind) frame in the journal")
+            }
+            let record = try decode(frame) { (r: inout ByteReader) throws(ByteReader.Failure) in
+                try r.commit(schema: schema, blob: blob)
+            }
+            guard record.generation == generation + 1 else {
+                throw .damaged(
+                    path: path, offset: start,
+                    reason: "journal frame for generation \(record.generation) follows generation \(generation)")
+            }
+            for put in record.puts { tables[put.entity].put(put.id, put.row) }
+            for delete in record.deletes { tables[delete.entity].remove(delete.id) }
+            for (e, next) in record.nextRawIDs { tables[e].reserveIdentifiers(below: next) }
+            generation = record.generation
+            frames.append(FrameSummary(kind: .commit, offset: start, length: frame.length, rawLength: frame.payload.count))
+            offset += frame.length
+            journalFrames += 1
+        }
+
+        return Contents(
+            path: path, formatMajor: header.major, formatMinor: header.minor, snapshotGeneration: header.generation,
+            version: StoreVersion(schema: schema, tables: tables, generation: generation),
+            snapshotLength: snapshotLength, journalLength: offset - snapshotLength, journalFrames: journalFrames,
+            validLength: offset, tornTail: tornTail, frames: frames, blobNames: blobNames)
+    }
+}
+
+/// Says how a document's schema differs from the application's, for error messages.
+enum SchemaDifference {
+    static func describe(document: StoreSchema, application: StoreSchema) -> String {
+        let documentNames = document.entities.map(\.name)
+        let applicationNames = application.entities.map(\.name)
+        if Set(documentNames) != Set(applicationNames) {
+            let missing = Set(documentNames).subtracting(applicationNames).sorted()
+            let added = Set(applicationNames).subtracting(documentNames).sorted()
+            return "entities only in the document: \(missing); only in the application: \(added)"
+        }
+        for entity in application.entities {
+            guard let stored = document.entities.first(where: { $0.name == entity.name }), stored != entity else { continue }
+            if stored.attributes != entity.attributes {
+                return "\(entity.name)'s attributes differ: document \(stored.attributes.map { "\($0.name): \($0.type)" }), application \(entity.attributes.map { "\($0.name): \($0.type)" })"
+            }
+            if stored.relationships != entity.relationships { return "\(entity.name)'s relationships differ" }
+            return "\(entity.name)'s unique constraints or indexes differ"
+        }
+        return "the entities are in another order"
+    }
+}

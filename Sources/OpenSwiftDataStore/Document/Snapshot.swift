@@ -1,0 +1,61 @@
+import Foundation
+
+/// The snapshot: a document's header, schema frame, row frames and snapshot-end
+/// frame, written whole by compaction (and when a document is created).
+enum Snapshot {
+    /// The snapshot of `version` as file bytes; `external` stores each large
+    /// external-storage value and returns its reference (the names it returns are
+    /// the blobs the snapshot keeps alive).
+    static func encode(
+        _ version: StoreVersion, external: (Data) throws(DocumentError) -> BlobReference
+    ) throws(DocumentError) -> [UInt8] {
+        let schema = version.schema
+        var file = DocumentHeader(generation: version.generation).encoded()
+        var schemaWriter = ByteWriter()
+        schemaWriter.schema(schema)
+        file += Frame.encode(kind: .schema, payload: schemaWriter.bytes, level: Zstd.snapshotLevel)
+
+        for (e, table) in version.tables.enumerated() {
+            let entity = schema.entities[e]
+            var writer = ByteWriter(capacity: 1 << 20)
+            var rowsInFrame = 0
+            var previous: Int64 = 0
+            func flush() {
+                guard rowsInFrame > 0 else { return }
+                var frame = ByteWriter(capacity: writer.bytes.count + 16)
+                frame.varint(e)
+                frame.varint(rowsInFrame)
+                frame.raw(writer.bytes)
+                file += Frame.encode(kind: .rows, payload: frame.bytes, level: Zstd.snapshotLevel)
+                writer = ByteWriter(capacity: 1 << 20)
+                rowsInFrame = 0
+                previous = 0
+            }
+            var failure: DocumentError?
+            table.forEach { id, row in
+                guard failure == nil else { return }
+                writer.varint(UInt64(id.rawValue - previous))
+                previous = id.rawValue
+                do throws(DocumentError) {
+                    try writer.row(row, of: entity, external: external)
+                } catch {
+                    failure = error
+                }
+                rowsInFrame += 1
+                if rowsInFrame == DocumentFormat.rowsPerFrame { flush() }
+            }
+            if let failure { throw failure }
+            flush()
+        }
+
+        var end = ByteWriter()
+        end.varint(version.tables.count)
+        for table in version.tables {
+            end.varint(table.count)
+            end.signed(table.nextRawID)
+        }
+        end.varint(version.generation)
+        file += Frame.encode(kind: .snapshotEnd, payload: end.bytes, level: Zstd.snapshotLevel)
+        return file
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import OpenSwiftDataStore
+import Testing
+
+/// Documents through the engine: snapshot, journal, replay, compaction, locks.
+@Suite struct DocumentJournalTests {
+    let folder: TemporaryFolder
+    init() throws { folder = try TemporaryFolder() }
+
+    func openStore(_ path: String) throws -> Store {
+        let (document, version) = try Document.open(path: path, schema: DocumentFixture.schema)
+        return Store(document: document, version: version)
+    }
+
+    @Test func everyValueKindSurvivesSaveAndReopen() throws {
+        defer { folder.remove() }
+        let path = folder.path("values.store")
+        do {
+            let store = try openStore(path)
+            for k in 1...6 { try DocumentFixture.save(k, in: store) }
+        }
+        let reopened = try openStore(path)
+        #expect(DocumentFixture.rows(of: reopened.current) == (try DocumentFixture.expectedRows(after: 6)))
+        #expect(reopened.current.generation == 6)
+        // Indexes are rebuilt: the unique key and the ordered index find rows.
+        #expect(reopened.current.lookup(unique: [.string("item-6")], constraint: 0, of: 0) != nil)
+        #expect(reopened.current.orderedIndexes[0][0].tree.count == reopened.current.tables[0].count)
+    }
+
+    @Test func eachSaveAppendsOneFrameWithoutRewritingTheFile() throws {
+        defer { folder.remove() }
+        let path = folder.path("append.store")
+        let store = try openStore(path)
+        for k in 1...3 { try DocumentFixture.save(k, in: store) }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        try DocumentFixture.save(4, in: store)
+        let after = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(after.count > before.count)
+        #expect(after.prefix(before.count) == before)
+        #expect(store.document?.journalFrames == 4)
+    }
+
+    @Test func identifiersContinueAfterReopen() throws {
+        defer { folder.remove() }
+        let path = folder.path("ids.store")
+        do {
+            let store = try openStore(path)
+            for k in 1...4 { try DocumentFixture.save(k, in: store) }
+        }
+        let store = try openStore(path)
+        let next = store.current.tables[0].nextRawID
+        try DocumentFixture.save(5, in: store)
+        #expect(store.current.tables[0][RowID(next)] != nil)
+        #expect(DocumentFixture.rows(of: store.current) == (try DocumentFixture.expectedRows(after: 5)))
+    }
+
+    @Test func compactionRewritesTheSnapshotAndKeepsTheData() throws {
+        defer { folder.remove() }
+        let path = folder.path("compact.store")
+        let store = try openStore(path)
+        for k in 1...8 { try DocumentFixture.save(k, in: store) }
+        let journalBefore = try #require(store.document?.journalLength)
+        try store.compact()
+        #expect(store.document?.journalLength == 0)
+        #expect(journalBefore > 0)
+        try DocumentFixture.save(9, in: store)
+        #expect(store.document?.journalFrames == 1)
+        let reopened = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        #expect(DocumentFixture.rows(of: reopened.version) == (try DocumentFixture.expectedRows(after: 9)))
+        #expect(reopened.snapshotGeneration == 8)
+    }
+
+    @Test func savesCompactOnTheirOwnOnceTheJournalOutgrowsThePolicy() throws {
+        defer { folder.remove() }
+        let path = folder.path("auto.store")
+        let store = try openStore(path)
+        let document = try #require(store.document)
+        document.compactionPolicy = .init(ratio: 1.0, minimumJournalBytes: 0)
+        var compactions = 0
+        var previousFrames = 0
+        for k in 1...30 {
+            try DocumentFixture.save(k, in: store)
+            if document.journalFrames < previousFrames { compactions += 1 }
+            previousFrames = document.journalFrames
+            #expect(Double(document.journalLength) <= Double(document.snapshotLength) + 100_000)
+        }
+        #expect(compactions > 0)
+        let reopened = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        #expect(DocumentFixture.rows(of: reopened.version) == (try DocumentFixture.expectedRows(after: 30)))
+    }
+
+    @Test func removeAllRewritesTheDocumentEmptyAndKeepsIdentifiersUnique() throws {
+        defer { folder.remove() }
+        let path = folder.path("clear.store")
+        let store = try openStore(path)
+        for k in 1...3 { try DocumentFixture.save(k, in: store) }
+        let next = store.current.tables[0].nextRawID
+        try store.removeAll()
+        let reopened = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        #expect(reopened.version.tables.allSatisfy { $0.count == 0 })
+        #expect(reopened.version.tables[0].nextRawID == next)
+    }
+
+    @Test func aSecondWriterIsRefusedAndAReaderIsNot() throws {
+        defer { folder.remove() }
+        let path = folder.path("locked.store")
+        let store = try openStore(path)
+        try DocumentFixture.save(1, in: store)
+        #expect(throws: DocumentError.locked(path: path)) {
+            _ = try Document.open(path: path, schema: DocumentFixture.schema)
+        }
+        let (reader, version) = try Document.open(path: path, schema: DocumentFixture.schema, readOnly: true)
+        #expect(version.tables[0].count == 2)
+        #expect(throws: DocumentError.readOnly(path: path)) { try reader.compact(version) }
+        store.document?.close()
+        _ = try Document.open(path: path, schema: DocumentFixture.schema)
+    }
+
+    @Test func aCommitTheDocumentCannotRecordIsNotPublished() throws {
+        defer { folder.remove() }
+        let path = folder.path("closed.store")
+        let store = try openStore(path)
+        try DocumentFixture.save(1, in: store)
+        store.document?.close()
+        #expect(throws: StoreError.document(.closed(path: path))) { try DocumentFixture.save(2, in: store) }
+        #expect(store.current.generation == 1)
+        #expect(DocumentFixture.rows(of: store.current) == (try DocumentFixture.expectedRows(after: 1)))
+    }
+
+    @Test func anotherSchemaIsATypedError() throws {
+        defer { folder.remove() }
+        let path = folder.path("schema.store")
+        _ = try openStore(path)
+        var other = DocumentFixture.schema
+        other.entities[1].attributes.append(AttributeDescription(name: "color", type: .string, isOptional: true))
+        let changed = StoreSchema(entities: other.entities)
+        #expect {
+            _ = try Document.open(path: path, schema: changed)
+        } throws: { error in
+            guard case let DocumentError.schemaMismatch(_, reason) = error else { return false }
+            return reason.contains("Box")
+        }
+    }
+
+    @Test func largeExternalValuesLiveInBlobFilesAndCompactionCollectsThem() throws {
+        defer { folder.remove() }
+        let path = folder.path("blobs.store")
+        let blobFolder = path + ".blobs"
+        let store = try openStore(path)
+        for k in 1...3 { try DocumentFixture.save(k, in: store) } // save 3 has a 20 kB photo
+        let names = try FileManager.default.contentsOfDirectory(atPath: blobFolder)
+        #expect(names.count == 1) // the 100-byte photos stay inline
+        let reopened = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        #expect(reopened.blobNames == Set(names))
+        #expect(DocumentFixture.rows(of: reopened.version) == (try DocumentFixture.expectedRows(after: 3)))
+
+        // Drop the photo's row; the blob stays until compaction finds nothing refers to it.
+        let photoRow = try #require(store.current.tables[0].rowIDs.first { id in
+            if case let .data(d) = store.current.tables[0][id]![12] { return d.count >= 16_384 }
+            return false
+        })
+        var changes = ChangeSet()
+        changes.deletes.append(.init(entity: 0, id: photoRow))
+        _ = try store.commit(changes)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: blobFolder).count == 1)
+        try store.compact()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: blobFolder).isEmpty)
+    }
+
+    @Test func aDamagedOrMissingBlobIsATypedError() throws {
+        defer { folder.remove() }
+        let path = folder.path("badblob.store")
+        do {
+            let store = try openStore(path)
+            for k in 1...3 { try DocumentFixture.save(k, in: store) }
+        }
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: path + ".blobs").first)
+        let blobPath = path + ".blobs/" + name
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: blobPath))
+        bytes[100] ^= 0xFF
+        try bytes.write(to: URL(fileURLWithPath: blobPath))
+        #expect { _ = try Document.open(path: path, schema: DocumentFixture.schema) } throws: { error in
+            "\(error)".contains("does not match its hash")
+        }
+        try FileManager.default.removeItem(atPath: blobPath)
+        #expect { _ = try Document.open(path: path, schema: DocumentFixture.schema) } throws: { error in
+            "\(error)".contains("missing")
+        }
+    }
+
+    @Test func saveAsWritesACompleteCopyWithItsBlobs() throws {
+        defer { folder.remove() }
+        let path = folder.path("original.store")
+        let copyPath = folder.path("copy.store")
+        let store = try openStore(path)
+        for k in 1...6 { try DocumentFixture.save(k, in: store) }
+        try Document.write(store.current, to: copyPath)
+        let copy = try DocumentReader.read(path: copyPath, expected: DocumentFixture.schema)
+        #expect(DocumentFixture.rows(of: copy.version) == DocumentFixture.rows(of: store.current))
+        #expect(copy.journalFrames == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: copyPath + ".blobs").count == 2)
+    }
+
+    @Test func aFileThatIsNotADocumentIsRefusedUntouched() throws {
+        defer { folder.remove() }
+        let path = folder.path("notes.txt")
+        let text = Data("just some notes, not a document\n".utf8)
+        try text.write(to: URL(fileURLWithPath: path))
+        #expect(throws: DocumentError.notADocument(path: path)) {
+            _ = try Document.open(path: path, schema: DocumentFixture.schema)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == text)
+    }
+}
