@@ -34,12 +34,17 @@ let package = Package(
         ),
         // The document CLI: depends on the engine alone, so it reads any document
         // without the application's model types and builds without swift-syntax.
-        .executableTarget(
-            name: "osd",
+        // Its commands live in a library so tests can run them in process.
+        .target(
+            name: "OpenSwiftDataTool",
             dependencies: [
                 "OpenSwiftDataStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        .executableTarget(
+            name: "osd",
+            dependencies: ["OpenSwiftDataTool"]
         ),
         .macro(
             name: "OpenSwiftDataMacros",
@@ -76,6 +81,10 @@ let package = Package(
         .testTarget(
             name: "SwiftDataTests",
             dependencies: ["SwiftData", "DocumentCrashProbe"]
+        ),
+        .testTarget(
+            name: "OpenSwiftDataToolTests",
+            dependencies: ["OpenSwiftDataTool", "osd"]
         ),
         .testTarget(
             name: "OpenSwiftDataMacrosTests",

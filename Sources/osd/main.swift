@@ -1,1 +1,3 @@
-print("osd")
+import OpenSwiftDataTool
+
+Tool.main()

@@ -34,14 +34,14 @@ import Testing
     /// Writes `bytes` as a document and reads it back writable (which cuts a torn tail).
     static func reopen(_ bytes: [UInt8], in folder: TemporaryFolder, name: String) -> Result<Store, DocumentError> {
         let path = folder.path(name)
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         // The blob folder goes with the document's name.
         try? FileManager.default.copyItem(atPath: folder.path(samplePath) + ".blobs", toPath: path + ".blobs")
         do {
             let (document, version) = try Document.open(path: path, schema: DocumentFixture.schema)
             return .success(Store(document: document, version: version))
         } catch {
-            return .failure(error as! DocumentError)
+            return .failure(error)
         }
     }
 
@@ -133,7 +133,7 @@ import Testing
         let sample = try Self.sample(in: folder)
         let torn = Array(sample.bytes.dropLast(3))
         let path = folder.path("torn.store")
-        FileManager.default.createFile(atPath: path, contents: Data(torn))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(torn))
         try FileManager.default.copyItem(atPath: folder.path(Self.samplePath) + ".blobs", toPath: path + ".blobs")
         let (_, version) = try Document.open(path: path, schema: DocumentFixture.schema, readOnly: true)
         #expect(DocumentFixture.rows(of: version) == sample.expected[Self.saves - 1])

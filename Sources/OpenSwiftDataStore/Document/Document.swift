@@ -205,6 +205,14 @@ public final class Document: @unchecked Sendable {
         blobs.collect(keeping: referenced)
     }
 
+    /// The snapshot of `version` with every frame stored uncompressed, blobs left
+    /// inline: the bytes compaction hands to zstd, for measuring it against zstd alone.
+    public static func uncompressedSnapshot(of version: StoreVersion) throws(DocumentError) -> [UInt8] {
+        try Snapshot.encode(version, compressed: false) { (data: Data) throws(DocumentError) in
+            BlobStore.reference(for: data)
+        }
+    }
+
     /// Writes and syncs a complete snapshot file at `path` (which must not exist)
     /// and returns it open.
     private static func writeSnapshot(

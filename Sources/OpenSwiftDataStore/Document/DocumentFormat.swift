@@ -85,11 +85,12 @@ struct DocumentHeader: Equatable {
 
 /// Frame encoding and scanning.
 enum Frame {
-    /// The bytes of one frame holding `payload`, compressed at `level` when that helps.
-    static func encode(kind: FrameKind, payload: [UInt8], level: Int32) -> [UInt8] {
+    /// The bytes of one frame holding `payload`, compressed at `level` when that
+    /// helps; stored when `level` is nil.
+    static func encode(kind: FrameKind, payload: [UInt8], level: Int32?) -> [UInt8] {
         var codec: UInt8 = 0
         var stored = payload
-        if payload.count >= DocumentFormat.compressionThreshold {
+        if let level, payload.count >= DocumentFormat.compressionThreshold {
             let compressed = payload.withUnsafeBytes { Zstd.compress($0, level: level) }
             if compressed.count < payload.count {
                 codec = 1
