@@ -1,1 +1,81 @@
-print("probe")
+// The crash tests' child process: it saves into a document as fast as it can,
+// printing "ack K" after save K returned, until the test kills it (SIGKILL).
+//
+// Save K sets the counter to K, inserts entry K and deletes entry K - 10, so the
+// state after any save is known from its number alone; every 25th save also
+// compacts, so kills land inside compactions too, and every seventh save writes
+// a large frame, so kills tear frames.
+import Foundation
+import SwiftData
+
+@Model final class CrashCounter {
+    @Attribute(.unique) var name: String
+    var value: Int
+    init(name: String, value: Int) {
+        self.name = name
+        self.value = value
+    }
+}
+
+@Model final class CrashEntry {
+    @Attribute(.unique) var number: Int
+    var text: String
+    init(number: Int, text: String) {
+        self.number = number
+        self.text = text
+    }
+}
+
+/// Incompressible bytes, quickly (xorshift), so large frames stay large.
+func noise(bytes: Int, seed: UInt64) -> Data {
+    var state = seed | 1
+    var words = [UInt64](repeating: 0, count: bytes / 8)
+    for i in words.indices {
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        words[i] = state
+    }
+    return words.withUnsafeBytes { Data($0) }
+}
+
+/// Writes a line straight to the pipe (no buffering), so an ack is out before the next save.
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
+guard CommandLine.arguments.count == 2 else {
+    FileHandle.standardError.write(Data("usage: DocumentCrashProbe <document>\n".utf8))
+    exit(2)
+}
+do {
+    let url = URL(fileURLWithPath: CommandLine.arguments[1])
+    let container = try ModelContainer(for: CrashCounter.self, CrashEntry.self, configurations: ModelConfiguration(url: url))
+    let context = ModelContext(container)
+    let counter: CrashCounter
+    if let existing = try context.fetch(FetchDescriptor<CrashCounter>()).first {
+        counter = existing
+    } else {
+        counter = CrashCounter(name: "main", value: 0)
+        context.insert(counter)
+    }
+    say("start \(counter.value)")
+    while true {
+        let k = counter.value + 1
+        counter.value = k
+        // Every seventh entry is large (about 1 MB), so its frame takes long enough
+        // to write that a kill can tear it.
+        let text = k % 7 == 0
+            ? noise(bytes: 786_432, seed: UInt64(k)).base64EncodedString()
+            : String(repeating: "entry \(k) ", count: 20)
+        context.insert(CrashEntry(number: k, text: text))
+        let old = k - 10
+        for entry in try context.fetch(FetchDescriptor<CrashEntry>(predicate: #Predicate { $0.number == old })) {
+            context.delete(entry)
+        }
+        try context.save()
+        say("ack \(k)")
+        if k % 25 == 0 { try container.compactDocument() }
+    }
+} catch {
+    FileHandle.standardError.write(Data("DocumentCrashProbe: \(error)\n".utf8))
+    exit(1)
+}

@@ -212,3 +212,78 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == text)
     }
 }
+
+/// Schema drift the document tolerates, and values with special spellings.
+@Suite struct DocumentCompatibilityTests {
+    let folder: TemporaryFolder
+    init() throws { folder = try TemporaryFolder() }
+
+    @Test func entitiesInAnotherOrderAndRenamedCodableTypesStillOpen() throws {
+        defer { folder.remove() }
+        let path = folder.path("order.store")
+        do {
+            let (document, version) = try Document.open(path: path, schema: DocumentFixture.schema)
+            let store = Store(document: document, version: version)
+            for k in 1...4 { try DocumentFixture.save(k, in: store) }
+        }
+        var entities = Array(DocumentFixture.schema.entities.reversed())
+        entities[1].attributes[11].type = .codable("PostalAddress")
+        let reordered = StoreSchema(entities: entities)
+        let expected = try DocumentFixture.expectedRows(after: 4)
+        let (document, version) = try Document.open(path: path, schema: reordered)
+        #expect(version.schema == reordered)
+        #expect(DocumentFixture.rows(of: version) == Array(expected.reversed()))
+        // The file was rewritten in the new order, so saves append in that order.
+        let store = Store(document: document, version: version)
+        var changes = ChangeSet()
+        changes.inserts.append(.init(entity: 0, temporaryID: RowID(-1), row: [.string("new box"), .references([])]))
+        _ = try store.commit(changes)
+        document.close()
+        let reread = try DocumentReader.read(path: path, expected: reordered)
+        #expect(!reread.needsRewrite)
+        #expect(reread.version.tables[0].count == expected[1].count + 1)
+    }
+
+    @Test func decimalNaNAndExtremeNumbersRoundTrip() throws {
+        defer { folder.remove() }
+        let path = folder.path("numbers.store")
+        var row = DocumentFixture.item(1)
+        row[8] = .decimal(.nan)
+        row[3] = .double(-.infinity)
+        row[1] = .int(Int64.min)
+        do {
+            let (document, version) = try Document.open(path: path, schema: DocumentFixture.schema)
+            let store = Store(document: document, version: version)
+            var changes = ChangeSet()
+            changes.inserts.append(.init(entity: 0, temporaryID: RowID(-1), row: row))
+            _ = try store.commit(changes)
+        }
+        let contents = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        let stored = try #require(contents.version.tables[0][RowID(1)])
+        guard case let .decimal(d) = stored[8] else { Issue.record("not a decimal"); return }
+        #expect(d.isNaN)
+        #expect(stored[3] == .double(-.infinity))
+        #expect(stored[1] == .int(Int64.min))
+    }
+
+    @Test func saveAsNeverReplacesADocumentOpenForWriting() throws {
+        defer { folder.remove() }
+        let target = folder.path("target.store")
+        let (open, _) = try Document.open(path: target, schema: DocumentFixture.schema)
+        let source = Store(schema: DocumentFixture.schema)
+        try DocumentFixture.save(1, in: source)
+        #expect(throws: DocumentError.locked(path: target)) { try Document.write(source.current, to: target) }
+        open.close()
+        try Document.write(source.current, to: target)
+        #expect(try DocumentReader.read(path: target).version.tables[0].count == 2)
+    }
+
+    @Test func eraseOnAClosedDocumentDeletesNothing() throws {
+        defer { folder.remove() }
+        let path = folder.path("erase.store")
+        let (document, _) = try Document.open(path: path, schema: DocumentFixture.schema)
+        document.close()
+        #expect(throws: DocumentError.closed(path: path)) { try document.erase() }
+        #expect(FileManager.default.fileExists(atPath: path))
+    }
+}

@@ -1,3 +1,4 @@
+import Foundation
 import SwiftData
 import Testing
 
@@ -45,9 +46,15 @@ import Testing
         #expect(Schema(Trip.self, version: .init(3, 1, 0)).version == Schema.Version(3, 1, 0))
     }
 
-    @Test func everyValueTypeRoundTripsThroughTheStore() throws {
-        let container = try ModelContainer(for: EveryType.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
-        let writer = ModelContext(container)
+    /// Through the store in memory, and through a document closed and reopened.
+    @Test(arguments: [false, true])
+    func everyValueTypeRoundTrips(throughDocument: Bool) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("osd-values-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let configuration = throughDocument
+            ? ModelConfiguration(url: folder.appendingPathComponent("values.store"))
+            : ModelConfiguration(isStoredInMemoryOnly: true)
+        var container: ModelContainer? = try ModelContainer(for: EveryType.self, configurations: configuration)
         let original = EveryType(seed: 7)
         original.optionalInt = 42
         original.optionalString = "maybe"
@@ -55,12 +62,19 @@ import Testing
         original.optionalAddress = Address(street: "3 Elm", city: "Ogdenville", zip: 1)
         original.optionalPayment = .transfer(iban: "DE00")
         original.optionalStrings = ["x"]
-        let empty = EveryType(seed: 8)
-        writer.insert(original)
-        writer.insert(empty)
-        try writer.save()
+        do {
+            let writer = ModelContext(container!)
+            writer.insert(original)
+            writer.insert(EveryType(seed: 8))
+            try writer.save()
+        }
+        if throughDocument {
+            // Closing the container releases the document; a new one reads it back.
+            container = nil
+            container = try ModelContainer(for: EveryType.self, configurations: configuration)
+        }
 
-        let reader = ModelContext(container)
+        let reader = ModelContext(container!)
         let rows = try reader.fetch(FetchDescriptor<EveryType>(sortBy: [SortDescriptor(\.int, order: .reverse)]))
         try #require(rows.count == 2)
         let copy = rows[0]

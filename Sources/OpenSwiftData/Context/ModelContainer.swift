@@ -60,9 +60,17 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         try self.init(for: givenSchema, migrationPlan: nil, configurations: models)
     }
 
-    public init(
+    public convenience init(
         for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
         configurations: [ModelConfiguration]
+    ) throws {
+        try self.init(for: givenSchema, migrationPlan: migrationPlan, configurations: configurations, store: nil)
+    }
+
+    /// A container over `store`, or over the store its configurations name when nil.
+    init(
+        for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)?,
+        configurations: [ModelConfiguration], store: Store?
     ) throws {
         if Set(configurations).count != configurations.count {
             throw SwiftDataError(.duplicateConfiguration, "two configurations name the same store")
@@ -78,8 +86,11 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         self.schema = givenSchema
         self.migrationPlan = migrationPlan
         self.configurations = Set(configurations.isEmpty ? [ModelConfiguration()] : configurations)
-        self.allowsSave = self.configurations.allSatisfy(\.allowsSave)
-        self.store = try Self.openStore(schema: givenSchema.storeSchema, configurations: Array(self.configurations))
+        // In the order given (not the set's): the first file configuration holds the document.
+        let ordered = configurations.isEmpty ? [ModelConfiguration()] : configurations
+        let persistent = ordered.first(where: { !$0.isStoredInMemoryOnly })
+        self.allowsSave = persistent?.allowsSave ?? ordered.allSatisfy(\.allowsSave)
+        self.store = try store ?? Self.openStore(schema: givenSchema.storeSchema, configurations: ordered)
         self.storeIdentifier = UUID().uuidString
         var indexes: [ObjectIdentifier: Int] = [:]
         var byName: [String: Int] = [:]

@@ -36,7 +36,10 @@ final class BlobStore {
         let target = path(of: reference.name)
         var info = stat()
         if stat(target, &info) == 0, Int(info.st_size) == reference.length { return false }
-        if mkdir(directory, 0o755) != 0, errno != EEXIST {
+        if mkdir(directory, 0o755) == 0 {
+            // The new folder must survive power loss as much as the blobs in it.
+            try DocumentFile.syncDirectory(URL(fileURLWithPath: directory).deletingLastPathComponent().path)
+        } else if errno != EEXIST {
             throw .io(operation: "mkdir", path: directory, errno: errno)
         }
         let temporary = target + ".tmp-\(getpid())"

@@ -44,8 +44,6 @@ public struct CommitRecord: Sendable {
         self.puts = puts
         self.deletes = deletes
     }
-
-    var isEmpty: Bool { puts.isEmpty && deletes.isEmpty && nextRawIDs.isEmpty }
 }
 
 extension ByteWriter {
@@ -84,7 +82,7 @@ extension ByteReader {
         }
         func rowID(_ r: inout ByteReader) throws(Failure) -> RowID {
             let raw = try r.signed()
-            guard raw > 0 else { throw r.fail("row identifier \(raw) is not permanent") }
+            guard raw > 0, raw <= DocumentFormat.maximumRowID else { throw r.fail("row identifier \(raw) out of range") }
             return RowID(raw)
         }
         let generation = try varint()
@@ -92,7 +90,10 @@ extension ByteReader {
         let author = try optionalString()
         var nextRawIDs: [(entity: Int, next: Int64)] = []
         for _ in 0..<(try count(limit: entityCount)) {
-            nextRawIDs.append((try entity(&self), try signed()))
+            let e = try entity(&self)
+            let next = try signed()
+            guard next > 0, next <= DocumentFormat.maximumRowID + 1 else { throw fail("next row identifier \(next) out of range") }
+            nextRawIDs.append((e, next))
         }
         var puts: [CommitRecord.Put] = []
         for _ in 0..<(try count(limit: bytes.count)) {

@@ -30,6 +30,14 @@ public final class Document: @unchecked Sendable {
         set { lock.withLock { _compactionPolicy = newValue } }
     }
     private var _compactionPolicy = CompactionPolicy()
+    /// The file length when a compaction last failed: saves retry only once the
+    /// journal has grown by half again, not on every save.
+    private var compactionFailedAt: Int?
+
+    /// Notes a failed compaction (the journal stays as it was, still complete).
+    public func compactionFailed() {
+        lock.withLock { compactionFailedAt = length }
+    }
 
     private var _durability: Durability
     private var file: DocumentFile?
@@ -94,11 +102,20 @@ public final class Document: @unchecked Sendable {
                 throw .unsupportedFormat(path: path, major: contents.formatMajor, minor: contents.formatMinor)
             }
             if contents.validLength < bytes.count {
+                // Keep what is cut off beside the document: a checksum failure in a
+                // whole last frame may be damage rather than a torn write.
+                let tail = Array(bytes[contents.validLength...])
+                if tail.contains(where: { $0 != 0 }) {
+                    try? Data(tail).write(to: URL(fileURLWithPath: path + ".torn"))
+                }
                 try file.truncate(to: contents.validLength)
                 try file.sync()
             }
             removeLeftovers(of: path)
-            return (Document(path: path, file: file, readOnly: false, contents: contents, durability: durability), contents.version)
+            let document = Document(path: path, file: file, readOnly: false, contents: contents, durability: durability)
+            // Journal frames name entities by position: put the file in the application's order first.
+            if contents.needsRewrite { try document.compact(contents.version) }
+            return (document, contents.version)
         }
         throw .locked(path: path)
     }
@@ -106,7 +123,7 @@ public final class Document: @unchecked Sendable {
     /// Writes an empty document; fails quietly if another process created one first.
     private static func create(path: String, schema: StoreSchema) throws(DocumentError) {
         let temporary = temporaryPath(for: path, purpose: "create")
-        let file = try writeSnapshot(StoreVersion(schema: schema), to: temporary, blobs: BlobStore(documentPath: path))
+        let (file, _) = try writeSnapshot(StoreVersion(schema: schema), to: temporary, blobs: BlobStore(documentPath: path))
         file.close()
         defer { DocumentFile.remove(temporary) }
         // link, unlike rename, never replaces a document that appeared meanwhile.
@@ -132,7 +149,7 @@ public final class Document: @unchecked Sendable {
                 return reference
             }
             if wroteBlobs { try blobs.syncDirectory() }
-            let frame = Frame.encode(kind: .commit, payload: writer.bytes, level: Zstd.journalLevel)
+            let frame = try Frame.encode(kind: .commit, payload: writer.bytes, level: Zstd.journalLevel)
             do throws(DocumentError) {
                 try file.write(frame, at: length)
                 if _durability == .full { try file.sync() }
@@ -149,6 +166,7 @@ public final class Document: @unchecked Sendable {
     public var wantsCompaction: Bool {
         lock.withLock {
             let journal = length - _snapshotLength
+            if let failed = compactionFailedAt, length < failed + (failed - _snapshotLength) / 2 { return false }
             return journal > _compactionPolicy.minimumJournalBytes
                 && Double(journal) > _compactionPolicy.ratio * Double(_snapshotLength)
         }
@@ -168,32 +186,44 @@ public final class Document: @unchecked Sendable {
             let old = try writableFile()
             let temporary = Self.temporaryPath(for: path, purpose: "compact")
             var referenced = Set<String>()
-            let fresh = try Self.writeSnapshot(version, to: temporary, blobs: blobs) { referenced.insert($0) }
+            let (fresh, written) = try Self.writeSnapshot(version, to: temporary, blobs: blobs) { referenced.insert($0) }
             do throws(DocumentError) {
                 try fresh.lockExclusively()
                 try DocumentFile.rename(temporary, to: path)
-                try DocumentFile.syncDirectory(Self.directory(of: path))
             } catch {
                 fresh.close()
                 DocumentFile.remove(temporary)
                 throw error
             }
+            // The path names the new file now: from here on, work with it, whatever fails.
             old.close()
             file = fresh
-            length = try fresh.size
-            _snapshotLength = length
+            length = written
+            _snapshotLength = written
             _journalFrames = 0
+            compactionFailedAt = nil
+            try DocumentFile.syncDirectory(Self.directory(of: path))
             blobs.collect(keeping: referenced)
         }
     }
 
     /// Writes a snapshot of `version` as a new document at `path` (replacing any
     /// file there), with its blobs in the folder beside it: "save as".
+    /// A document open for writing elsewhere is not replaced: that throws `.locked`.
     public static func write(_ version: StoreVersion, to path: String) throws(DocumentError) {
+        // Hold the existing document's lock (if there is one) until it is replaced.
+        var existing: DocumentFile?
+        do {
+            existing = try DocumentFile.open(path, writable: true)
+            try existing?.lockExclusively()
+        } catch .notFound {
+            existing = nil
+        }
+        defer { existing?.close() }
         let temporary = temporaryPath(for: path, purpose: "save")
         let blobs = BlobStore(documentPath: path)
         var referenced = Set<String>()
-        let file = try writeSnapshot(version, to: temporary, blobs: blobs) { referenced.insert($0) }
+        let (file, _) = try writeSnapshot(version, to: temporary, blobs: blobs) { referenced.insert($0) }
         file.close()
         do throws(DocumentError) {
             try DocumentFile.rename(temporary, to: path)
@@ -217,7 +247,7 @@ public final class Document: @unchecked Sendable {
     /// and returns it open.
     private static func writeSnapshot(
         _ version: StoreVersion, to path: String, blobs: BlobStore, referenced: (String) -> Void = { _ in }
-    ) throws(DocumentError) -> DocumentFile {
+    ) throws(DocumentError) -> (file: DocumentFile, length: Int) {
         DocumentFile.remove(path)
         let file = try DocumentFile.open(path, writable: true, create: true)
         do throws(DocumentError) {
@@ -231,7 +261,7 @@ public final class Document: @unchecked Sendable {
             if wroteBlobs { try blobs.syncDirectory() }
             try file.write(bytes, at: 0)
             try file.sync()
-            return file
+            return (file, bytes.count)
         } catch {
             file.close()
             DocumentFile.remove(path)
@@ -252,11 +282,12 @@ public final class Document: @unchecked Sendable {
     /// Deletes the document file and its blob folder, and closes it.
     public func erase() throws(DocumentError) {
         try locked { () throws(DocumentError) in
-            guard !isReadOnly else { throw .readOnly(path: path) }
-            file?.close()
-            file = nil
+            let open = try writableFile()
+            // Unlink while still holding the lock, so no other writer opens it in between.
             DocumentFile.remove(path)
             blobs.removeAll()
+            open.close()
+            file = nil
             try DocumentFile.syncDirectory(Self.directory(of: path))
         }
     }
@@ -287,15 +318,23 @@ public final class Document: @unchecked Sendable {
             ".\(url.lastPathComponent).\(purpose)-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp").path
     }
 
-    /// Removes temporary files a crashed compaction left beside the document
-    /// (only the lock holder compacts, so any such file is stale).
+    /// Removes temporary files a crash left beside the document: any compaction
+    /// file (only the lock holder compacts), and creation or save-as files whose
+    /// process no longer runs.
     private static func removeLeftovers(of path: String) {
         let url = URL(fileURLWithPath: path)
         let prefix = ".\(url.lastPathComponent)."
         let folder = url.deletingLastPathComponent().path
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        where name.hasPrefix(prefix) && name.hasSuffix(".tmp") && name.contains(".compact-") {
-            DocumentFile.remove(folder + "/" + name)
+        where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
+            let parts = name.dropFirst(prefix.count).split(separator: "-")
+            guard parts.count == 3, let pid = Int32(parts[1]) else { continue }
+            let stale = switch parts[0] {
+            case "compact": true
+            case "create", "save": kill(pid, 0) != 0 && errno == ESRCH
+            default: false
+            }
+            if stale { DocumentFile.remove(folder + "/" + name) }
         }
     }
 }

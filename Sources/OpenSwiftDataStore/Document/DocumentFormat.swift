@@ -1,3 +1,5 @@
+import Foundation
+
 /// The byte layout of a document file; Docs/DocumentFormat.md is its specification.
 ///
 /// A document is a 32-byte header, then frames back to back: the snapshot (one
@@ -7,7 +9,9 @@
 public enum DocumentFormat {
     /// Incompatible changes bump `major`: readers refuse documents of another major.
     public static let major = 1
-    /// Compatible additions bump `minor`: readers read newer minors, writers refuse them.
+    /// Additions an older reader can ignore bump `minor` (today: header flag bits
+    /// and reserved fields only). Readers try newer minors and report
+    /// `unsupportedFormat` if they meet something unknown; writers refuse them.
     public static let minor = 0
 
     static let magic: [UInt8] = Array("OSDDOC\r\n".utf8)
@@ -19,6 +23,12 @@ public enum DocumentFormat {
     /// Row frames hold at most this many rows, so sections stay well under 4 GiB
     /// and compress in pieces.
     static let rowsPerFrame = 16_384
+    /// Row frames are also cut once their payload passes this many bytes.
+    static let bytesPerFrame = 64 << 20
+    /// Frame lengths are 32-bit.
+    static let maximumFrameBytes = Int(UInt32.max)
+    /// Row identifiers above this are damage: tables allocate by identifier.
+    static let maximumRowID: Int64 = 1 << 32
     /// Payloads below this size are stored rather than compressed.
     static let compressionThreshold = 128
 }
@@ -87,7 +97,7 @@ struct DocumentHeader: Equatable {
 enum Frame {
     /// The bytes of one frame holding `payload`, compressed at `level` when that
     /// helps; stored when `level` is nil.
-    static func encode(kind: FrameKind, payload: [UInt8], level: Int32?) -> [UInt8] {
+    static func encode(kind: FrameKind, payload: [UInt8], level: Int32?) throws(DocumentError) -> [UInt8] {
         var codec: UInt8 = 0
         var stored = payload
         if let level, payload.count >= DocumentFormat.compressionThreshold {
@@ -96,6 +106,9 @@ enum Frame {
                 codec = 1
                 stored = compressed
             }
+        }
+        guard payload.count <= DocumentFormat.maximumFrameBytes else {
+            throw .io(operation: "writing a \(kind) frame of \(payload.count) bytes (the limit is 4 GiB)", path: "", errno: EFBIG)
         }
         var w = ByteWriter(capacity: stored.count + DocumentFormat.frameHeaderSize + DocumentFormat.frameTrailerSize)
         w.fixed32(DocumentFormat.frameMarker)

@@ -41,6 +41,9 @@ public struct DocumentReader {
         public var frames: [FrameSummary]
         /// Names of the blobs the snapshot and journal refer to.
         public var blobNames: Set<String>
+        /// The file's schema lists the entities in another order or names Codable
+        /// types differently; a writer rewrites the snapshot before appending.
+        public var needsRewrite: Bool
         public var schema: StoreSchema { version.schema }
     }
 
@@ -60,6 +63,17 @@ public struct DocumentReader {
         bytes: [UInt8], path: String, expected: StoreSchema?, blobs policy: BlobPolicy
     ) throws(DocumentError) -> Contents {
         let header = try DocumentHeader.decode(bytes, path: path)
+        do {
+            return try read(bytes: bytes, header: header, path: path, expected: expected, blobs: policy)
+        } catch .damaged where header.minor > DocumentFormat.minor {
+            // A newer minor may use what this build does not know: say so, not "damaged".
+            throw .unsupportedFormat(path: path, major: header.major, minor: header.minor)
+        }
+    }
+
+    private static func read(
+        bytes: [UInt8], header: DocumentHeader, path: String, expected: StoreSchema?, blobs policy: BlobPolicy
+    ) throws(DocumentError) -> Contents {
         let blobStore = BlobStore(documentPath: path)
         var blobNames = Set<String>()
         var frames: [FrameSummary] = []
@@ -115,8 +129,14 @@ public struct DocumentReader {
             throw .damaged(path: path, offset: DocumentFormat.headerSize, reason: "the snapshot does not start with the schema")
         }
         let schema = try decode(schemaFrame) { (r: inout ByteReader) throws(ByteReader.Failure) in try r.schema() }
+        // The same entities in another order, or Codable types renamed, still open:
+        // rows are moved into the application's order at the end.
+        var placement: [Int]?
         if let expected, expected != schema {
-            throw .schemaMismatch(path: path, reason: SchemaDifference.describe(document: schema, application: expected))
+            guard let order = SchemaDifference.placement(of: schema, in: expected) else {
+                throw .schemaMismatch(path: path, reason: SchemaDifference.describe(document: schema, application: expected))
+            }
+            placement = order
         }
         var tables = schema.entities.map { _ in Table() }
         while true {
@@ -145,7 +165,9 @@ public struct DocumentReader {
                 var id: Int64 = 0
                 for _ in 0..<(try r.count()) {
                     let delta = try r.varint()
-                    guard delta > 0, delta < UInt64(Int64.max) - UInt64(id) else { throw r.fail("row identifiers out of order") }
+                    guard delta > 0, delta <= UInt64(DocumentFormat.maximumRowID - id) else {
+                        throw r.fail("row identifiers out of order or above \(DocumentFormat.maximumRowID)")
+                    }
                     id += Int64(delta)
                     if tables[e].contains(RowID(id)) { throw r.fail("row \(id) stored twice") }
                     tables[e].put(RowID(id), try r.row(slotCount: slotCount, blob: blob))
@@ -185,16 +207,54 @@ public struct DocumentReader {
             journalFrames += 1
         }
 
+        var finalSchema = schema
+        if let placement, let expected {
+            var placed = tables
+            for (documentIndex, applicationIndex) in placement.enumerated() { placed[applicationIndex] = tables[documentIndex] }
+            tables = placed
+            finalSchema = expected
+        }
         return Contents(
             path: path, formatMajor: header.major, formatMinor: header.minor, snapshotGeneration: header.generation,
-            version: StoreVersion(schema: schema, tables: tables, generation: generation),
+            version: StoreVersion(schema: finalSchema, tables: tables, generation: generation),
             snapshotLength: snapshotLength, journalLength: offset - snapshotLength, journalFrames: journalFrames,
-            validLength: offset, tornTail: tornTail, frames: frames, blobNames: blobNames)
+            validLength: offset, tornTail: tornTail, frames: frames, blobNames: blobNames,
+            needsRewrite: placement != nil)
     }
 }
 
 /// Says how a document's schema differs from the application's, for error messages.
 enum SchemaDifference {
+    /// For each document entity, the application's position of the same entity,
+    /// when the two schemas differ only in entity order and Codable type names.
+    static func placement(of document: StoreSchema, in application: StoreSchema) -> [Int]? {
+        guard document.entities.count == application.entities.count else { return nil }
+        var order: [Int] = []
+        for entity in document.entities {
+            guard let i = application.entityIndex(named: entity.name),
+                  normalized(entity) == normalized(application.entities[i])
+            else { return nil }
+            order.append(i)
+        }
+        return order
+    }
+
+    private static func normalized(_ entity: EntityDescription) -> EntityDescription {
+        var entity = entity
+        for i in entity.attributes.indices { entity.attributes[i].type = normalized(entity.attributes[i].type) }
+        return entity
+    }
+
+    private static func normalized(_ type: ValueType) -> ValueType {
+        switch type {
+        case .codable: .codable("")
+        case let .array(element): .array(normalized(element))
+        case let .set(element): .set(normalized(element))
+        case let .dictionary(key, value): .dictionary(key: normalized(key), value: normalized(value))
+        default: type
+        }
+    }
+
     static func describe(document: StoreSchema, application: StoreSchema) -> String {
         let documentNames = document.entities.map(\.name)
         let applicationNames = application.entities.map(\.name)

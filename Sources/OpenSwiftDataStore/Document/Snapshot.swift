@@ -17,20 +17,20 @@ enum Snapshot {
         var file = DocumentHeader(generation: version.generation).encoded()
         var schemaWriter = ByteWriter()
         schemaWriter.schema(schema)
-        file += Frame.encode(kind: .schema, payload: schemaWriter.bytes, level: level)
+        file += try Frame.encode(kind: .schema, payload: schemaWriter.bytes, level: level)
 
         for (e, table) in version.tables.enumerated() {
             let entity = schema.entities[e]
             var writer = ByteWriter(capacity: 1 << 20)
             var rowsInFrame = 0
             var previous: Int64 = 0
-            func flush() {
+            func flush() throws(DocumentError) {
                 guard rowsInFrame > 0 else { return }
                 var frame = ByteWriter(capacity: writer.bytes.count + 16)
                 frame.varint(e)
                 frame.varint(rowsInFrame)
                 frame.raw(writer.bytes)
-                file += Frame.encode(kind: .rows, payload: frame.bytes, level: level)
+                file += try Frame.encode(kind: .rows, payload: frame.bytes, level: level)
                 writer = ByteWriter(capacity: 1 << 20)
                 rowsInFrame = 0
                 previous = 0
@@ -42,14 +42,16 @@ enum Snapshot {
                 previous = id.rawValue
                 do throws(DocumentError) {
                     try writer.row(row, of: entity, external: external)
+                    rowsInFrame += 1
+                    if rowsInFrame == DocumentFormat.rowsPerFrame || writer.bytes.count >= DocumentFormat.bytesPerFrame {
+                        try flush()
+                    }
                 } catch {
                     failure = error
                 }
-                rowsInFrame += 1
-                if rowsInFrame == DocumentFormat.rowsPerFrame { flush() }
             }
             if let failure { throw failure }
-            flush()
+            try flush()
         }
 
         var end = ByteWriter()
@@ -59,7 +61,7 @@ enum Snapshot {
             end.signed(table.nextRawID)
         }
         end.varint(version.generation)
-        file += Frame.encode(kind: .snapshotEnd, payload: end.bytes, level: level)
+        file += try Frame.encode(kind: .snapshotEnd, payload: end.bytes, level: level)
         return file
     }
 }

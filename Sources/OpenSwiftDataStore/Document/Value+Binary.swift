@@ -113,6 +113,7 @@ extension ByteReader {
             return .url(url)
         case .decimal:
             let s = try string()
+            if s == "NaN" { return .decimal(.nan) }
             guard let d = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) else {
                 throw Failure(offset: start, reason: "invalid decimal \(s)")
             }

@@ -21,6 +21,14 @@ public final class Store: Sendable {
         self.published = Locked(StoreVersion(schema: schema))
     }
 
+    /// A store in memory starting from `version` (read from a document by a
+    /// caller that saves it on its own terms).
+    public init(schema: StoreSchema, version: StoreVersion) {
+        self.schema = schema
+        self.document = nil
+        self.published = Locked(version)
+    }
+
     /// A store over an opened document, starting from the version read from it.
     public init(document: Document, version: StoreVersion) {
         self.schema = version.schema
@@ -56,8 +64,15 @@ public final class Store: Sendable {
             } catch {
                 throw .document(error)
             }
-            // The save is durable already; a failed compaction leaves the journal as it was.
-            if document.wantsCompaction { try? document.compact(version) }
+            // The save is durable already; a failed compaction leaves the journal as
+            // it was, and the document waits for more growth before trying again.
+            if document.wantsCompaction {
+                do {
+                    try document.compact(version)
+                } catch {
+                    document.compactionFailed()
+                }
+            }
         }
         published.withLock { $0 = version }
         return result

@@ -1,0 +1,107 @@
+import Foundation
+import OpenSwiftDataStore
+import SwiftData
+import Testing
+
+// The probe's models (Tests/DocumentCrashProbe), declared again here: a document
+// names entities, not Swift modules, so these open the probe's documents.
+@Model final class CrashCounter {
+    @Attribute(.unique) var name: String
+    var value: Int
+    init(name: String, value: Int) {
+        self.name = name
+        self.value = value
+    }
+}
+
+@Model final class CrashEntry {
+    @Attribute(.unique) var number: Int
+    var text: String
+    init(number: Int, text: String) {
+        self.number = number
+        self.text = text
+    }
+}
+
+/// Kills a process that saves into a document (SIGKILL, at random moments) over
+/// and over; after each kill the document must open and hold exactly the last
+/// acknowledged save, or the one after it (written, killed before its ack).
+@Suite(.serialized) struct DocumentCrashTests {
+    /// `OSD_CRASH_ITERATIONS` overrides the count.
+    static let iterations = ProcessInfo.processInfo.environment["OSD_CRASH_ITERATIONS"].flatMap(Int.init) ?? 200
+
+    static func probeURL() throws -> URL {
+        let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [folder, folder.deletingLastPathComponent()] {
+            let url = candidate.appendingPathComponent("DocumentCrashProbe")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        throw ProbeMissing(folder: folder.path)
+    }
+
+    struct ProbeMissing: Error { var folder: String }
+
+    /// Runs the probe for `delay` seconds, kills it, returns the saves it acknowledged.
+    static func runAndKill(_ probe: URL, document: URL, after delay: Double) throws -> (acks: [Int], killed: Bool) {
+        let process = Process()
+        process.executableURL = probe
+        process.arguments = [document.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: delay)
+        let killed = process.isRunning
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let acks = text.split(separator: "\n").compactMap { line in
+            line.hasPrefix("ack ") ? Int(line.dropFirst(4)) : nil
+        }
+        return (acks, killed)
+    }
+
+    /// The document's state: the counter and the entry numbers.
+    static func state(of document: URL) throws -> (value: Int, entries: [Int]) {
+        let container = try ModelContainer(
+            for: CrashCounter.self, CrashEntry.self, configurations: ModelConfiguration(url: document))
+        let context = ModelContext(container)
+        let value = try context.fetch(FetchDescriptor<CrashCounter>()).first?.value ?? 0
+        let entries = try context.fetch(FetchDescriptor<CrashEntry>(sortBy: [SortDescriptor(\.number)])).map(\.number)
+        return (value, entries)
+    }
+
+    @Test func everyReopenShowsTheLastAcknowledgedSave() throws {
+        let probe = try Self.probeURL()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("osd-crash-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let document = folder.appendingPathComponent("crash.store")
+
+        var random = SystemRandomNumberGenerator()
+        var confirmed = 0
+        var killsMidRun = 0
+        var tornTails = 0
+        for iteration in 0..<Self.iterations {
+            let delay = Double.random(in: 0.02...0.15, using: &random)
+            let (acks, killed) = try Self.runAndKill(probe, document: document, after: delay)
+            if killed && !acks.isEmpty { killsMidRun += 1 }
+            if let contents = try? DocumentReader.read(path: document.path, blobs: .skip), contents.tornTail != nil {
+                tornTails += 1
+            }
+            let lastAck = acks.last ?? confirmed
+            let (value, entries) = try Self.state(of: document)
+            // Exactly the last acknowledged save, or the next one if it was durable
+            // before the kill stopped its ack.
+            #expect(value == lastAck || value == lastAck + 1, "iteration \(iteration): value \(value), last ack \(lastAck)")
+            #expect(value >= confirmed, "iteration \(iteration): went back from \(confirmed) to \(value)")
+            #expect(entries == Array(max(1, value - 9)...max(1, value)).filter { $0 <= value },
+                    "iteration \(iteration): entries \(entries.prefix(3))… for value \(value)")
+            confirmed = value
+        }
+        // Most kills landed while the probe was saving, not before it started.
+        #expect(killsMidRun > Self.iterations / 2)
+        #expect(confirmed > Self.iterations)
+        print("crash test: \(Self.iterations) kills, \(killsMidRun) during saves, \(tornTails) torn last frames, \(confirmed) saves")
+    }
+}
