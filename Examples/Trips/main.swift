@@ -1,20 +1,38 @@
-// Trips: creates trips, queries them and saves them with OpenSwiftData.
+// Trips: creates trips, queries them and saves them in a document with OpenSwiftData.
 //
-//   swift run Trips                 the walkthrough
+//   swift run Trips                 the walkthrough (document in the temporary folder)
+//   swift run Trips --document PATH the walkthrough, saving to PATH
 //   swift run -c release Trips --scale 1000000
 //                                   a unique-key insert + save of N trips, then
 //                                   fetches by unique key, with timings
+import Foundation
 import SwiftData
 
 let arguments = CommandLine.arguments
 if let flag = arguments.firstIndex(of: "--scale"), flag + 1 < arguments.count, let n = Int(arguments[flag + 1]) {
     try scale(n)
+} else if let flag = arguments.firstIndex(of: "--document"), flag + 1 < arguments.count {
+    try walkthrough(document: URL(fileURLWithPath: arguments[flag + 1]))
 } else {
-    try walkthrough()
+    try walkthrough(document: FileManager.default.temporaryDirectory.appendingPathComponent("OpenSwiftData-Trips/Trips.store"))
 }
 
-func walkthrough() throws {
-    let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+func walkthrough(document url: URL) throws {
+    // Start from a fresh document each run.
+    try? FileManager.default.removeItem(at: url)
+    try? FileManager.default.removeItem(at: url.appendingPathExtension("blobs"))
+    try edit(document: url)
+
+    // Every save went to the document: a new container reads it all back.
+    let reopened = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: url))
+    let context = ModelContext(reopened)
+    let size = (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+    print("Reopened \(url.path) (\(size) bytes): \(try context.fetchCount(FetchDescriptor<Trip>())) trips, \(try context.fetchCount(FetchDescriptor<BucketListItem>())) bucket-list items.")
+    print("Inspect it with: swift run osd info \(url.path)")
+}
+
+func edit(document url: URL) throws {
+    let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: url))
     let context = ModelContext(container)
     let day: TimeInterval = 86_400
     let start = Date(timeIntervalSince1970: 1_780_000_000)
