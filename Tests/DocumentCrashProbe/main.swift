@@ -42,9 +42,18 @@ func noise(bytes: Int, seed: UInt64) -> Data {
 /// Writes a line straight to the pipe (no buffering), so an ack is out before the next save.
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
-guard CommandLine.arguments.count == 2 else {
-    FileHandle.standardError.write(Data("usage: DocumentCrashProbe <document>\n".utf8))
+// With --limit-bytes N, files may not grow past N bytes (RLIMIT_FSIZE): writes
+// beyond fail with EFBIG as on a full disk, and the probe stops at the first save
+// that throws, printing "failed <error>".
+let arguments = CommandLine.arguments
+guard arguments.count == 2 || (arguments.count == 4 && arguments[2] == "--limit-bytes") else {
+    FileHandle.standardError.write(Data("usage: DocumentCrashProbe <document> [--limit-bytes N]\n".utf8))
     exit(2)
+}
+if arguments.count == 4, let limit = rlim_t(arguments[3]) {
+    signal(SIGXFSZ, SIG_IGN)
+    var rlimit = rlimit(rlim_cur: limit, rlim_max: limit)
+    setrlimit(Int32(RLIMIT_FSIZE.rawValue), &rlimit)
 }
 do {
     let url = URL(fileURLWithPath: CommandLine.arguments[1])
@@ -71,9 +80,14 @@ do {
         for entry in try context.fetch(FetchDescriptor<CrashEntry>(predicate: #Predicate { $0.number == old })) {
             context.delete(entry)
         }
-        try context.save()
+        do {
+            try context.save()
+        } catch {
+            say("failed \(error)")
+            exit(3)
+        }
         say("ack \(k)")
-        if k % 25 == 0 { try container.compactDocument() }
+        if k % 25 == 0 { try? container.compactDocument() }
     }
 } catch {
     FileHandle.standardError.write(Data("DocumentCrashProbe: \(error)\n".utf8))

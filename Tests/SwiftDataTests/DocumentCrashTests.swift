@@ -41,7 +41,8 @@ import Testing
 
     struct ProbeMissing: Error { var folder: String }
 
-    /// Runs the probe for `delay` seconds, kills it, returns the saves it acknowledged.
+    /// Runs the probe until it has opened the document, then `delay` seconds more,
+    /// kills it, and returns the saves it acknowledged.
     static func runAndKill(_ probe: URL, document: URL, after delay: Double) throws -> (acks: [Int], killed: Bool) {
         let process = Process()
         process.executableURL = probe
@@ -50,15 +51,41 @@ import Testing
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
+        // Wait for the probe to have opened the document (its "start" line), so the
+        // kill lands among saves however slowly the machine starts processes.
+        var received = Data()
+        while !String(decoding: received, as: UTF8.self).contains("\n") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            received += chunk
+        }
         Thread.sleep(forTimeInterval: delay)
         let killed = process.isRunning
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        received += output.fileHandleForReading.readDataToEndOfFile()
+        let text = String(decoding: received, as: UTF8.self)
         let acks = text.split(separator: "\n").compactMap { line in
             line.hasPrefix("ack ") ? Int(line.dropFirst(4)) : nil
         }
         return (acks, killed)
+    }
+
+    /// Runs the probe with its files limited to `limit` bytes until a save fails.
+    static func runUntilFull(_ probe: URL, document: URL, limit: Int) throws -> (acks: [Int], failure: String?, status: Int32) {
+        let process = Process()
+        process.executableURL = probe
+        process.arguments = [document.path, "--limit-bytes", "\(limit)"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let lines = text.split(separator: "\n")
+        let acks = lines.compactMap { $0.hasPrefix("ack ") ? Int($0.dropFirst(4)) : nil }
+        let failure = lines.first { $0.hasPrefix("failed ") }.map(String.init)
+        return (acks, failure, process.terminationStatus)
     }
 
     /// The document's state: the counter and the entry numbers.
@@ -69,6 +96,30 @@ import Testing
         let value = try context.fetch(FetchDescriptor<CrashCounter>()).first?.value ?? 0
         let entries = try context.fetch(FetchDescriptor<CrashEntry>(sortBy: [SortDescriptor(\.number)])).map(\.number)
         return (value, entries)
+    }
+
+    /// A full disk (writes past a file-size limit fail with EFBIG): the save that
+    /// hits it throws, and the document holds exactly the saves before it.
+    @Test func aFullDiskFailsTheSaveAndKeepsEveryEarlierOne() throws {
+        let probe = try Self.probeURL()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("osd-full-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let document = folder.appendingPathComponent("full.store")
+
+        for round in 0..<3 {
+            let (acks, failure, status) = try Self.runUntilFull(probe, document: document, limit: 3_000_000)
+            #expect(status == 3, "round \(round)")
+            #expect(failure?.contains("errno 27") == true, "round \(round): \(failure ?? "no failure")")
+            #expect(failure?.contains("full.store:") == true, "round \(round): \(failure ?? "")")
+            let (value, entries) = try Self.state(of: document)
+            if let last = acks.last { #expect(value == last, "round \(round)") }
+            #expect(entries == Array(max(1, value - 9)...max(1, value)).filter { $0 <= value })
+        }
+        // With room again, saving goes on from there.
+        let before = try Self.state(of: document).value
+        _ = try Self.runAndKill(probe, document: document, after: 0.3)
+        #expect(try Self.state(of: document).value > before)
     }
 
     @Test func everyReopenShowsTheLastAcknowledgedSave() throws {
@@ -83,7 +134,7 @@ import Testing
         var killsMidRun = 0
         var tornTails = 0
         for iteration in 0..<Self.iterations {
-            let delay = Double.random(in: 0.02...0.15, using: &random)
+            let delay = Double.random(in: 0...0.08, using: &random)
             let (acks, killed) = try Self.runAndKill(probe, document: document, after: delay)
             if killed && !acks.isEmpty { killsMidRun += 1 }
             if let contents = try? DocumentReader.read(path: document.path, blobs: .skip), contents.tornTail != nil {

@@ -196,6 +196,7 @@ public final class Document: @unchecked Sendable {
                 throw error
             }
             // The path names the new file now: from here on, work with it, whatever fails.
+            fresh.path = path
             old.close()
             file = fresh
             length = written

@@ -10,7 +10,8 @@ import Darwin
 /// An open file descriptor, with the few system calls documents need, each
 /// turning failure into a `DocumentError` that names the call, path and errno.
 final class DocumentFile {
-    let path: String
+    /// The path errors name; a renamed file takes its new path.
+    var path: String
     private(set) var descriptor: Int32
 
     private init(path: String, descriptor: Int32) {
