@@ -40,6 +40,7 @@ let package = Package(
             dependencies: [
                 "OpenSwiftDataStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .executableTarget(

@@ -1,11 +1,18 @@
 import ArgumentParser
 
-/// The `osd` command: opens, inspects, verifies, queries, compacts, exports and
-/// imports OpenSwiftData documents without the application's model types.
+/// The `osd` command: inspects, verifies, queries, compacts, exports and imports
+/// OpenSwiftData documents without the application's model types, since every
+/// document describes its own schema.
 public struct Tool: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "osd",
-        abstract: "Inspect and maintain OpenSwiftData documents.")
+        abstract: "Inspect and maintain OpenSwiftData documents.",
+        discussion: """
+            Exit status: 0 on success; 1 when the command failed (the message starts \
+            with "osd:" and nothing was modified); 2 when verify found damage; 64 when \
+            the command line is wrong. Docs/CLI.md describes every command.
+            """,
+        subcommands: [Info.self, Verify.self, Dump.self, Export.self, Import.self, Query.self, Compact.self, SaveAs.self])
 
     public init() {}
 }

@@ -28,7 +28,7 @@ public enum DocumentFormat {
     /// Frame lengths are 32-bit.
     static let maximumFrameBytes = Int(UInt32.max)
     /// Row identifiers above this are damage: tables allocate by identifier.
-    static let maximumRowID: Int64 = 1 << 32
+    public static let maximumRowID: Int64 = 1 << 32
     /// Payloads below this size are stored rather than compressed.
     static let compressionThreshold = 128
 }

@@ -20,9 +20,10 @@ public struct StoreVersion: Sendable {
         self.orderedIndexes = schema.entities.map { entity in entity.orderedIndexSlots.map { OrderedIndex(slots: $0) } }
     }
 
-    /// A version holding `tables`, with every index built from them in bulk.
+    /// A version holding `tables`, with every index built from them in bulk: how
+    /// documents load and imports rebuild. Rows must not share a unique key.
     /// - Complexity: O(n log n) in the number of rows.
-    init(schema: StoreSchema, tables: [Table], generation: UInt64) {
+    public init(schema: StoreSchema, tables: [Table], generation: UInt64) {
         self.init(schema: schema)
         self.tables = tables
         self.generation = generation

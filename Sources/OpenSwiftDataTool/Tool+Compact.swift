@@ -1,0 +1,43 @@
+import ArgumentParser
+import OpenSwiftDataStore
+
+extension Tool {
+    /// `osd compact`: folds the journal into a fresh snapshot, as the application
+    /// would, holding the document's write lock while it does.
+    struct Compact: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Rewrite a document as one fresh snapshot (journal folded in, unreferenced blobs removed).",
+            discussion: "Fails without touching the document if another process has it open for writing.")
+
+        @Argument(help: "The document file.")
+        var document: String
+
+        func run() throws {
+            try reportingFailures {
+                // The schema comes from the document itself; opening for writing then
+                // checks it, takes the lock and verifies every blob.
+                let before = try DocumentReader.read(path: document, blobs: .skip)
+                let beforeBytes = FileSystem.size(of: document) ?? before.validLength
+                let folder = BlobFolder(documentPath: document)
+                let blobsBefore = folder.names().count
+                let (opened, version) = try Document.open(path: document, schema: before.schema)
+                defer { opened.close() }
+                do throws(StoreError) {
+                    try Store(document: opened, version: version).compact()
+                } catch {
+                    throw ToolFailure(error.description)
+                }
+                let snapshot = opened.snapshotLength, journal = opened.journalLength
+                opened.close()
+                let afterBytes = FileSystem.size(of: document) ?? snapshot
+                let output = OutputSink.standardOutput()
+                try output.line("compacted \(document): \(beforeBytes) → \(plural(afterBytes, "byte"))")
+                try output.line("  before: snapshot \(plural(before.snapshotLength, "byte")), journal \(plural(before.journalLength, "byte")) in \(plural(before.journalFrames, "frame"))")
+                try output.line("  after:  snapshot \(plural(snapshot, "byte")), journal \(plural(journal, "byte"))")
+                let removed = blobsBefore - folder.names().count
+                if removed > 0 { try output.line("  removed \(plural(removed, "unreferenced blob file"))") }
+                try output.flush()
+            }
+        }
+    }
+}

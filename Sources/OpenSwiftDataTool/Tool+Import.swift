@@ -1,0 +1,45 @@
+import ArgumentParser
+import Foundation
+import OpenSwiftDataStore
+
+extension Tool {
+    /// `osd import`: a new document from an export, with the same schema, row
+    /// identifiers and references.
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a document from a JSON export.",
+            discussion: "Refuses to replace an existing document unless --force, and never one open for writing.")
+
+        @Argument(help: "The JSON file (as export writes it).")
+        var file: String
+
+        @Option(name: .shortAndLong, help: "The document to create.")
+        var output: String
+
+        @Flag(help: "Replace the output document if it exists.")
+        var force = false
+
+        func run() throws {
+            try reportingFailures {
+                try FileSystem.checkReplaceable(output, force: force)
+                guard let data = FileManager.default.contents(atPath: file) else {
+                    throw ToolFailure(FileSystem.exists(file) ? "cannot read \(file)" : "\(file) does not exist")
+                }
+                let json: JSON
+                do throws(JSONParser.Failure) {
+                    json = try JSONParser.parse([UInt8](data))
+                } catch {
+                    throw ToolFailure("\(file) is not valid JSON: \(error.description)")
+                }
+                let imported = try DocumentImport.version(from: json)
+                // The file may have appeared, or a writer opened it, while we read.
+                try FileSystem.checkReplaceable(output, force: force)
+                try Document.write(imported.version, to: output)
+                let summary = OutputSink.standardOutput()
+                try summary.line(
+                    "imported \(plural(imported.rows, "row")) of \(plural(imported.version.schema.entities.count, "entity", "entities")) into \(output)")
+                try summary.flush()
+            }
+        }
+    }
+}

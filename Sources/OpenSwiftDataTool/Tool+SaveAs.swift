@@ -1,0 +1,36 @@
+import ArgumentParser
+import OpenSwiftDataStore
+
+extension Tool {
+    /// `osd save-as`: a complete, compacted copy of a document and its blobs.
+    struct SaveAs: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "save-as",
+            abstract: "Write a complete copy of a document (one snapshot, with its blobs) to a new path.")
+
+        @Argument(help: "The document file.")
+        var document: String
+
+        @Argument(help: "The new document file.")
+        var newDocument: String
+
+        @Flag(help: "Replace the new document if it exists.")
+        var force = false
+
+        func run() throws {
+            try reportingFailures {
+                if FileSystem.sameFile(document, newDocument) { throw ToolFailure("the new document is the document itself") }
+                try FileSystem.checkReplaceable(newDocument, force: force)
+                // Loading every blob verifies it: a copy never carries damage along silently.
+                let contents = try DocumentReader.read(path: document, blobs: .load)
+                try Document.write(contents.version, to: newDocument)
+                let rows = contents.version.tables.reduce(0) { $0 + $1.count }
+                let blobs = BlobFolder(documentPath: newDocument).names().count
+                let output = OutputSink.standardOutput()
+                try output.line(
+                    "wrote \(newDocument): \(plural(FileSystem.size(of: newDocument) ?? 0, "byte")), \(plural(rows, "row")), \(plural(blobs, "blob"))")
+                try output.flush()
+            }
+        }
+    }
+}

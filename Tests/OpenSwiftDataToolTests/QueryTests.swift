@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+@Suite struct QueryTests {
+    /// Runs `osd query <document> <arguments>` and returns the `#id`s of the JSON lines.
+    private func ids(_ path: String, _ arguments: [String]) throws -> [Int] {
+        let result = try OSD.run(["query", path] + arguments + ["--json"])
+        #expect(result.status == 0, "\(result.error)")
+        return ParsedJSON.ids(try ParsedJSON.lines(result.output))
+    }
+
+    @Test func filterSortAndLimit() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("trips.osd")
+        try TripDocument.create(at: path)
+
+        #expect(try ids(path, ["Trip", "--where", "days > 3 && booked == true"]) == [3, 4, 7])
+        #expect(try ids(path, ["Trip", "--where", "days > 3 && booked == true", "--sort", "days:desc", "--limit", "2"]) == [3, 4])
+        #expect(try ids(path, ["Trip", "--where", "!booked || days >= 10"]) == [2, 3, 5])
+        #expect(try ids(path, ["Trip", "--where", "booked && (days < 4 || days == 5)"]) == [1, 4])
+        #expect(try ids(path, ["Trip", "--sort", "name"]) == [5, 3, 7, 4, 2, 1])
+        #expect(try ids(path, ["Trip", "--sort", "booked", "--sort", "days:desc"]) == [5, 2, 3, 4, 7, 1])
+        #expect(try ids(path, ["Trip", "--limit", "2"]) == [1, 2])
+    }
+
+    @Test func literalsTakeTheTypeOfTheirAttribute() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("trips.osd")
+        try TripDocument.create(at: path)
+
+        #expect(try ids(path, ["Trip", "--where", "destination.name == \"Paris\""]) == [1, 4])
+        #expect(try ids(path, ["Trip", "--where", "destination == 3"]) == [3, 7])
+        #expect(try ids(path, ["Trip", "--where", "price > 900"]) == [3, 5])
+        #expect(try ids(path, ["Trip", "--where", "budget == 601"]) == [7])
+        #expect(try ids(path, ["Trip", "--where", "big == 18446744073709551610"]) == [5])
+        #expect(try ids(path, ["Trip", "--where", "start == nil"]) == [3])
+        #expect(try ids(path, ["Trip", "--where", "start > '2024-06-18'"]) == [5, 7])
+        #expect(try ids(path, ["Trip", "--where", "tags contains 't7' || name startsWith 'And'"]) == [5, 7])
+        #expect(try ids(path, ["Trip", "--where", "#id >= 5 && id != nil"]) == [5, 7])
+        #expect(try ids(path, ["Destination", "--where", "trips contains 3"]) == [3])
+        #expect(try ids(path, ["Destination", "--where", "rating <= -1"]) == [])
+    }
+
+    @Test func tableOutputShowsHeaderRowsAndCount() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("trips.osd")
+        try TripDocument.create(at: path)
+
+        let result = try OSD.run(["query", path, "Destination", "--where", "country != \"IT\"", "--sort", "rating"])
+        #expect(result.status == 0)
+        let lines = result.output.split(separator: "\n").map(String.init)
+        #expect(lines.count == 5)
+        #expect(lines[0].hasPrefix("#id  name   country  rating  trips"))
+        #expect(lines[1].hasPrefix("4    Lima   PE       2       [#5]"))
+        #expect(lines[3].hasPrefix("1    Paris  FR       5       [#1, #4]"))
+        #expect(lines[4] == "(3 rows)")
+    }
+
+    @Test func mistakesAreClearErrors() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("trips.osd")
+        try TripDocument.create(at: path)
+
+        let cases: [([String], String)] = [
+            (["Trip", "--where", "days >"], "osd: --where at column 7: expected a value"),
+            (["Trip", "--where", "days = 3"], "use == to compare"),
+            (["Trip", "--where", "(days > 3"], "expected ')'"),
+            (["Trip", "--where", "1 < days < 5"], "comparisons do not chain"),
+            (["Trip", "--where", "weight > 3"], "Trip has no attribute or relationship weight"),
+            (["Trip", "--where", "days"], "days (Int) is not a condition"),
+            (["Trip", "--where", "days == \"many\""], "\"many\" cannot be compared with days (Int)"),
+            (["Trip", "--where", "name.length > 3"], "name is an attribute, not a relationship to follow"),
+            (["Trip", "--sort", "days:up"], "the order is asc or desc"),
+            (["Trip", "--sort", "weight"], "Trip has no attribute or relationship weight"),
+            (["Ship"], "the document has no entity Ship (its entities: Destination, Trip)"),
+        ]
+        for (arguments, message) in cases {
+            let result = try OSD.run(["query", path] + arguments)
+            #expect(result.status == 1, "\(arguments)")
+            #expect(result.error.hasPrefix("osd: "), "\(arguments)")
+            #expect(result.error.contains(message), "\(arguments): \(result.error)")
+            #expect(result.output.isEmpty)
+        }
+        let negative = try OSD.run(["query", path, "Trip", "--limit=-1"])
+        #expect(negative.status == 64)
+        #expect(negative.error.contains("--limit must be 0 or more"))
+    }
+}
