@@ -15,12 +15,18 @@ let package = Package(
     targets: [
         // The shared data generator (fixed seed): plain values, no store.
         .target(name: "TripData"),
+        // libzstd, for W9's limit (raw ZSTD_compress); a module of its own, since the
+        // project's CZstd target is not a product.
+        .systemLibrary(name: "CZstdBench", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         // The workloads (ours, the SQLite peer, the limit) as plain functions.
         .target(
             name: "WorkloadKit",
             dependencies: [
                 "TripData",
+                "CZstdBench",
                 .product(name: "SwiftData", package: "OpenSwiftData"),
+                // The engine, for W9: DocumentReader and Document.uncompressedSnapshot.
+                .product(name: "OpenSwiftDataStore", package: "OpenSwiftData"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -26,6 +26,8 @@ let benchmarks: @Sendable () -> Void = {
             try await workload.iteration(probe)
         } setup: {
             try workload.setup()
+        } teardown: {
+            try workload.teardown()
         }
     }
 }

@@ -57,6 +57,11 @@ Task.detached {
     } catch {
         outcome.error = error
     }
+    do {
+        try workload.teardown()
+    } catch {
+        outcome.error = outcome.error ?? error
+    }
     done.signal()
 }
 done.wait()

@@ -48,6 +48,24 @@ public struct Workload: Sendable {
     public let setup: @Sendable () throws -> Void
     /// One iteration: untimed preparation, `probe.measured { … }`, then a result check.
     public let iteration: @Sendable (Probe) async throws -> Void
+    /// Runs once after the iterations, also when one threw: removes the files the
+    /// document workloads (W7–W9) wrote.
+    public let teardown: @Sendable () throws -> Void
+
+    init(
+        name: String, warmupIterations: Int, maxIterations: Int, maxSeconds: Int, customMetrics: [String],
+        setup: @escaping @Sendable () throws -> Void, iteration: @escaping @Sendable (Probe) async throws -> Void,
+        teardown: @escaping @Sendable () throws -> Void = {}
+    ) {
+        self.name = name
+        self.warmupIterations = warmupIterations
+        self.maxIterations = maxIterations
+        self.maxSeconds = maxSeconds
+        self.customMetrics = customMetrics
+        self.setup = setup
+        self.iteration = iteration
+        self.teardown = teardown
+    }
 }
 
 struct CheckFailed: Error, CustomStringConvertible {
