@@ -27,6 +27,34 @@ import Testing
         #expect(reopened.current.orderedIndexes[0][0].tree.count == reopened.current.tables[0].count)
     }
 
+    /// Every ordered index as (key, row) pairs in order.
+    static func indexContents(_ version: StoreVersion) -> [[[String]]] {
+        version.orderedIndexes.map { indexes in
+            indexes.map { index in
+                var entries: [String] = []
+                index.tree.scan { entry in
+                    entries.append("\(entry.key) \(entry.row)")
+                    return true
+                }
+                return entries
+            }
+        }
+    }
+
+    @Test func indexesReadBackFromTheStoredOrderAndTheJournalMatchTheLiveOnes() throws {
+        defer { folder.remove() }
+        let path = folder.path("indexes.store")
+        let live = try openStore(path)
+        for k in 1...5 { try DocumentFixture.save(k, in: live) }
+        try live.compact() // the snapshot now stores each index's order
+        for k in 6...9 { try DocumentFixture.save(k, in: live) } // the journal updates and deletes indexed rows
+        let expected = Self.indexContents(live.current)
+        live.document?.close()
+        let reopened = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        #expect(Self.indexContents(reopened.version) == expected)
+        #expect(expected[0][1].count == reopened.version.tables[0].count)
+    }
+
     @Test func eachSaveAppendsOneFrameWithoutRewritingTheFile() throws {
         defer { folder.remove() }
         let path = folder.path("append.store")

@@ -39,6 +39,9 @@ public enum FrameKind: UInt8, Sendable, CustomStringConvertible {
     case rows = 2
     case snapshotEnd = 3
     case commit = 4
+    /// The rows of one ordered index, in index order: opening builds the B-tree
+    /// from it in O(n) instead of sorting.
+    case indexOrder = 5
 
     public var description: String {
         switch self {
@@ -46,6 +49,7 @@ public enum FrameKind: UInt8, Sendable, CustomStringConvertible {
         case .rows: "rows"
         case .snapshotEnd: "snapshot end"
         case .commit: "commit"
+        case .indexOrder: "index order"
         }
     }
 }

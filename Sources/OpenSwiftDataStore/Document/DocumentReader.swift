@@ -139,8 +139,30 @@ public struct DocumentReader {
             placement = order
         }
         var tables = schema.entities.map { _ in Table() }
+        var orders: [[[RowID]?]] = schema.entities.map { $0.orderedIndexSlots.map { _ in nil } }
         while true {
             guard let frame = try next(inSnapshot: true) else { break }
+            if frame.kind == .indexOrder {
+                try decode(frame) { (r: inout ByteReader) throws(ByteReader.Failure) in
+                    let e = try r.count()
+                    guard e < orders.count else { throw r.fail("entity #\(e) is not in the schema") }
+                    let i = try r.count()
+                    guard i < orders[e].count, orders[e][i] == nil else { throw r.fail("index #\(i) of entity #\(e) unknown or repeated") }
+                    let n = try r.count(limit: r.bytes.count)
+                    var ids: [RowID] = []
+                    ids.reserveCapacity(n)
+                    var id: Int64 = 0
+                    for _ in 0..<n {
+                        let delta = try r.signed()
+                        let (sum, overflow) = id.addingReportingOverflow(delta)
+                        guard !overflow, sum > 0, sum <= DocumentFormat.maximumRowID else { throw r.fail("row identifier out of range") }
+                        id = sum
+                        ids.append(RowID(id))
+                    }
+                    orders[e][i] = ids
+                }
+                continue
+            }
             if frame.kind == .snapshotEnd {
                 try decode(frame) { (r: inout ByteReader) throws(ByteReader.Failure) in
                     guard try r.count() == tables.count else { throw r.fail("entity count differs from the schema's") }
@@ -178,6 +200,8 @@ public struct DocumentReader {
 
         // Journal: one commit frame per save, generations consecutive.
         var generation = header.generation
+        /// Rows the journal wrote or deleted: their index entries are not the snapshot's.
+        var touched = schema.entities.map { _ in Set<RowID>() }
         var journalFrames = 0
         var tornTail: (offset: Int, reason: String)?
         while true {
@@ -198,8 +222,14 @@ public struct DocumentReader {
                     path: path, offset: start,
                     reason: "journal frame for generation \(record.generation) follows generation \(generation)")
             }
-            for put in record.puts { tables[put.entity].put(put.id, put.row) }
-            for delete in record.deletes { tables[delete.entity].remove(delete.id) }
+            for put in record.puts {
+                tables[put.entity].put(put.id, put.row)
+                touched[put.entity].insert(put.id)
+            }
+            for delete in record.deletes {
+                tables[delete.entity].remove(delete.id)
+                touched[delete.entity].insert(delete.id)
+            }
             for (e, next) in record.nextRawIDs { tables[e].reserveIdentifiers(below: next) }
             generation = record.generation
             frames.append(FrameSummary(kind: .commit, offset: start, length: frame.length, rawLength: frame.payload.count))
@@ -207,16 +237,39 @@ public struct DocumentReader {
             journalFrames += 1
         }
 
+        // Ordered indexes: the snapshot's order (checked) merged with the rows the
+        // journal touched (sorted); entities without a stored order are sorted whole.
+        var indexOrders: [[[BTree.Entry]]] = []
+        for (e, entity) in schema.entities.enumerated() {
+            var perIndex: [[BTree.Entry]] = []
+            for (i, slots) in entity.orderedIndexSlots.enumerated() {
+                guard let order = orders[e][i] else {
+                    perIndex.append(IndexOrder.sorted(tables[e], slots: slots))
+                    continue
+                }
+                guard let entries = IndexOrder.merged(order, table: tables[e], slots: slots, touched: touched[e]) else {
+                    throw .damaged(path: path, offset: snapshotLength, reason: "\(entity.name)'s stored index order is wrong")
+                }
+                perIndex.append(entries)
+            }
+            indexOrders.append(perIndex)
+        }
+
         var finalSchema = schema
         if let placement, let expected {
             var placed = tables
-            for (documentIndex, applicationIndex) in placement.enumerated() { placed[applicationIndex] = tables[documentIndex] }
+            var placedOrders = indexOrders
+            for (documentIndex, applicationIndex) in placement.enumerated() {
+                placed[applicationIndex] = tables[documentIndex]
+                placedOrders[applicationIndex] = indexOrders[documentIndex]
+            }
             tables = placed
+            indexOrders = placedOrders
             finalSchema = expected
         }
         return Contents(
             path: path, formatMajor: header.major, formatMinor: header.minor, snapshotGeneration: header.generation,
-            version: StoreVersion(schema: finalSchema, tables: tables, generation: generation),
+            version: StoreVersion(schema: finalSchema, tables: tables, generation: generation, orderedEntries: indexOrders),
             snapshotLength: snapshotLength, journalLength: offset - snapshotLength, journalFrames: journalFrames,
             validLength: offset, tornTail: tornTail, frames: frames, blobNames: blobNames,
             needsRewrite: placement != nil)

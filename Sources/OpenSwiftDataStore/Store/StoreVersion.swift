@@ -24,21 +24,30 @@ public struct StoreVersion: Sendable {
     /// documents load and imports rebuild. Rows must not share a unique key.
     /// - Complexity: O(n log n) in the number of rows.
     public init(schema: StoreSchema, tables: [Table], generation: UInt64) {
+        self.init(
+            schema: schema, tables: tables, generation: generation,
+            orderedEntries: schema.entities.enumerated().map { e, entity in
+                entity.orderedIndexSlots.map { IndexOrder.sorted(tables[e], slots: $0) }
+            })
+    }
+
+    /// A version holding `tables`, whose ordered indexes hold `orderedEntries`
+    /// (per entity, per index in `orderedIndexSlots` order, already in index order).
+    /// - Complexity: O(n) for the ordered indexes, plus the unique indexes' inserts.
+    init(schema: StoreSchema, tables: [Table], generation: UInt64, orderedEntries: [[[BTree.Entry]]]) {
         self.init(schema: schema)
         self.tables = tables
         self.generation = generation
         for (e, table) in tables.enumerated() {
-            var unique = uniqueIndexes[e]
-            var entries = orderedIndexes[e].map { _ in [BTree.Entry]() }
-            for i in entries.indices { entries[i].reserveCapacity(table.count) }
-            table.forEach { id, row in
-                for c in unique.indices { unique[c].add(row, at: id) }
-                for i in entries.indices { entries[i].append(BTree.Entry(key: orderedIndexes[e][i].key(of: row), row: id)) }
+            if !uniqueIndexes[e].isEmpty {
+                var unique = uniqueIndexes[e]
+                table.forEach { id, row in
+                    for c in unique.indices { unique[c].add(row, at: id) }
+                }
+                uniqueIndexes[e] = unique
             }
-            uniqueIndexes[e] = unique
-            for i in entries.indices {
-                entries[i].sort(by: BTree.less)
-                orderedIndexes[e][i] = OrderedIndex(slots: orderedIndexes[e][i].slots, sorted: entries[i])
+            for i in orderedIndexes[e].indices {
+                orderedIndexes[e][i] = OrderedIndex(slots: orderedIndexes[e][i].slots, sorted: orderedEntries[e][i])
             }
         }
     }

@@ -1,0 +1,60 @@
+/// Index entries in index order, for building B-trees in bulk: by sorting a
+/// table, or from an order a document stored (checked, not trusted).
+enum IndexOrder {
+    /// Every row of `table` as an entry of the index over `slots`, sorted.
+    /// - Complexity: O(n log n)
+    static func sorted(_ table: Table, slots: [Int]) -> [BTree.Entry] {
+        var entries: [BTree.Entry] = []
+        entries.reserveCapacity(table.count)
+        table.forEach { id, row in entries.append(BTree.Entry(key: slots.map { row[$0] }, row: id)) }
+        entries.sort(by: BTree.less)
+        return entries
+    }
+
+    /// The entries of the stored `order` (the snapshot's rows in index order) for
+    /// rows the journal did not touch, merged with the touched rows that still
+    /// exist, sorted. Nil if `order` is not the snapshot's rows in index order.
+    /// - Complexity: O(n + k log k) for n rows and k touched ones
+    static func merged(_ order: [RowID], table: Table, slots: [Int], touched: Set<RowID>) -> [BTree.Entry]? {
+        var base: [BTree.Entry] = []
+        base.reserveCapacity(order.count)
+        var seen = Set<RowID>(minimumCapacity: touched.count)
+        for id in order {
+            if touched.contains(id) {
+                // A row the journal rewrote or deleted: its entry comes from `extra`.
+                guard seen.insert(id).inserted else { return nil }
+                continue
+            }
+            guard let row = table[id] else { return nil }
+            let entry = BTree.Entry(key: slots.map { row[$0] }, row: id)
+            if let last = base.last, !BTree.less(last, entry) { return nil }
+            base.append(entry)
+        }
+        var extra: [BTree.Entry] = []
+        for id in touched {
+            guard let row = table[id] else { continue }
+            extra.append(BTree.Entry(key: slots.map { row[$0] }, row: id))
+        }
+        // Every untouched row must be in the order exactly once.
+        let untouchedInTable = table.count - extra.count
+        guard base.count == untouchedInTable else { return nil }
+        extra.sort(by: BTree.less)
+        guard !extra.isEmpty else { return base }
+        var result: [BTree.Entry] = []
+        result.reserveCapacity(base.count + extra.count)
+        var i = 0
+        var j = 0
+        while i < base.count, j < extra.count {
+            if BTree.less(extra[j], base[i]) {
+                result.append(extra[j])
+                j += 1
+            } else {
+                result.append(base[i])
+                i += 1
+            }
+        }
+        result.append(contentsOf: base[i...])
+        result.append(contentsOf: extra[j...])
+        return result
+    }
+}
