@@ -95,4 +95,25 @@ import Testing
             predicate: #Predicate { $0.destination.caseInsensitiveCompare(target) == ordered }))
         #expect(matches.map(\.name) == ["b"])
     }
+
+    @Test func countsWithoutAPredicateHonourOffsetLimitAndUnsavedChanges() throws {
+        let other = ModelContext(container)
+        #expect(try other.fetchCount(FetchDescriptor<Trip>()) == 6)
+        var window = FetchDescriptor<Trip>()
+        window.fetchOffset = 2
+        #expect(try other.fetchCount(window) == 4)
+        window.fetchLimit = 3
+        #expect(try other.fetchCount(window) == 3)
+        window.fetchOffset = 5
+        #expect(try other.fetchCount(window) == 1)
+        window.fetchOffset = 9
+        #expect(try other.fetchCount(window) == 0)
+        // Unsaved inserts and deletes count too.
+        other.insert(Trip(name: "new", destination: "Nice", startDate: .now))
+        let first = try #require(try other.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])).first)
+        other.delete(first)
+        other.insert(Trip(name: "newer", destination: "Nice", startDate: .now))
+        #expect(try other.fetchCount(FetchDescriptor<Trip>()) == 7)
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 6)
+    }
 }

@@ -13,7 +13,16 @@ extension ModelContext {
     }
 
     /// The number of models `fetch(_:)` would return.
+    ///
+    /// Without a predicate or unsaved changes this is the table's row count.
+    /// - Complexity: O(1) without a predicate or unsaved changes; else as `fetch(_:)`.
     public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
+        if descriptor.predicate == nil, !hasChanges {
+            var count = container.store.current.tables[try container.entityIndex(of: T.self)].count
+            if let offset = descriptor.fetchOffset { count = Swift.max(0, count - offset) }
+            if let limit = descriptor.fetchLimit { count = Swift.min(count, limit) }
+            return count
+        }
         let query = try FetchQuery(descriptor, context: self)
         return query.window(try query.candidates()).count
     }

@@ -130,10 +130,13 @@ struct ByteReader {
     mutating func string() throws(Failure) -> String {
         let start = position
         let utf8 = try blob()
-        guard let s = String(validating: utf8, as: UTF8.self) else {
-            throw Failure(offset: start, reason: "string is not valid UTF-8")
+        let string: String? = utf8.withUnsafeBufferPointer { buffer in
+            // ASCII needs no validation; the generic validating initializer is slow.
+            if buffer.allSatisfy({ $0 < 0x80 }) { return String(decoding: buffer, as: UTF8.self) }
+            return String(validating: buffer, as: UTF8.self)
         }
-        return s
+        guard let string else { throw Failure(offset: start, reason: "string is not valid UTF-8") }
+        return string
     }
 
     mutating func optionalString() throws(Failure) -> String? {

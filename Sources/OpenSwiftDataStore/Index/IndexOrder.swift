@@ -1,12 +1,18 @@
 /// Index entries in index order, for building B-trees in bulk: by sorting a
 /// table, or from an order a document stored (checked, not trusted).
 enum IndexOrder {
+    /// The key of `row` over `slots`; a one-slot key is an array literal, which
+    /// allocates once instead of growing.
+    static func key(of row: Row, slots: [Int]) -> [Value] {
+        slots.count == 1 ? [row[slots[0]]] : slots.map { row[$0] }
+    }
+
     /// Every row of `table` as an entry of the index over `slots`, sorted.
     /// - Complexity: O(n log n)
     static func sorted(_ table: Table, slots: [Int]) -> [BTree.Entry] {
         var entries: [BTree.Entry] = []
         entries.reserveCapacity(table.count)
-        table.forEach { id, row in entries.append(BTree.Entry(key: slots.map { row[$0] }, row: id)) }
+        table.forEach { id, row in entries.append(BTree.Entry(key: key(of: row, slots: slots), row: id)) }
         entries.sort(by: BTree.less)
         return entries
     }
@@ -26,14 +32,14 @@ enum IndexOrder {
                 continue
             }
             guard let row = table[id] else { return nil }
-            let entry = BTree.Entry(key: slots.map { row[$0] }, row: id)
+            let entry = BTree.Entry(key: key(of: row, slots: slots), row: id)
             if let last = base.last, !BTree.less(last, entry) { return nil }
             base.append(entry)
         }
         var extra: [BTree.Entry] = []
         for id in touched {
             guard let row = table[id] else { continue }
-            extra.append(BTree.Entry(key: slots.map { row[$0] }, row: id))
+            extra.append(BTree.Entry(key: key(of: row, slots: slots), row: id))
         }
         // Every untouched row must be in the order exactly once.
         let untouchedInTable = table.count - extra.count

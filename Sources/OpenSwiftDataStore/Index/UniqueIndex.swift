@@ -16,6 +16,10 @@ public struct UniqueIndex: Sendable {
 
     /// The key of `row`, or nil when a part of it is nil.
     public func key(of row: Row) -> [Value]? {
+        if slots.count == 1 {
+            let value = row[slots[0]]
+            return value.isNull ? nil : [value]
+        }
         var key: [Value] = []
         key.reserveCapacity(slots.count)
         for slot in slots {
