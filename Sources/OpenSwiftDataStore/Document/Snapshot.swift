@@ -14,10 +14,11 @@ enum Snapshot {
     ) throws(DocumentError) -> [UInt8] {
         let level: Int32? = compressed ? Zstd.snapshotLevel : nil
         let schema = version.schema
-        var file = DocumentHeader(generation: version.generation).encoded()
+        // Payloads are encoded in order, then compressed on every core at once.
+        var pending: [(kind: FrameKind, payload: [UInt8])] = []
         var schemaWriter = ByteWriter()
         schemaWriter.schema(schema)
-        file += try Frame.encode(kind: .schema, payload: schemaWriter.bytes, level: level)
+        pending.append((.schema, schemaWriter.bytes))
 
         for (e, table) in version.tables.enumerated() {
             let entity = schema.entities[e]
@@ -30,7 +31,7 @@ enum Snapshot {
                 frame.varint(e)
                 frame.varint(rowsInFrame)
                 frame.raw(writer.bytes)
-                file += try Frame.encode(kind: .rows, payload: frame.bytes, level: level)
+                pending.append((.rows, frame.bytes))
                 writer = ByteWriter(capacity: 1 << 20)
                 rowsInFrame = 0
                 previous = 0
@@ -67,7 +68,7 @@ enum Snapshot {
                     previous = entry.row.rawValue
                     return true
                 }
-                file += try Frame.encode(kind: .indexOrder, payload: order.bytes, level: level)
+                pending.append((.indexOrder, order.bytes))
             }
         }
 
@@ -78,7 +79,31 @@ enum Snapshot {
             end.signed(table.nextRawID)
         }
         end.varint(version.generation)
-        file += try Frame.encode(kind: .snapshotEnd, payload: end.bytes, level: level)
+        pending.append((.snapshotEnd, end.bytes))
+        return try frames(pending, header: DocumentHeader(generation: version.generation), level: level)
+    }
+
+    /// The file: `header`, then each payload as a frame, compressed in parallel.
+    private static func frames(
+        _ pending: [(kind: FrameKind, payload: [UInt8])], header: DocumentHeader, level: Int32?
+    ) throws(DocumentError) -> [UInt8] {
+        // Each worker compresses on its own; only storing the result takes the lock.
+        let encoded = Locked([[UInt8]](repeating: [], count: pending.count))
+        let failure = Locked<DocumentError?>(nil)
+        DispatchQueue.concurrentPerform(iterations: pending.count) { i in
+            do throws(DocumentError) {
+                let frame = try Frame.encode(kind: pending[i].kind, payload: pending[i].payload, level: level)
+                encoded.withLock { $0[i] = frame }
+            } catch {
+                failure.withLock { $0 = $0 ?? error }
+            }
+        }
+        if let error = failure.withLock({ $0 }) { throw error }
+        let frames = encoded.withLock { $0 }
+        var file = header.encoded()
+        file.reserveCapacity(file.count + frames.reduce(0) { $0 + $1.count })
+        for frame in frames { file += frame }
         return file
     }
+
 }
