@@ -51,6 +51,7 @@ import Testing
         let expected = Self.indexContents(live.current)
         live.document?.close()
         let reopened = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        #expect(reopened.frames.filter { $0.kind == .indexOrder }.count == 2)
         #expect(Self.indexContents(reopened.version) == expected)
         #expect(expected[0][1].count == reopened.version.tables[0].count)
     }

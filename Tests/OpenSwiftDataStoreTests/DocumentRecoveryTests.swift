@@ -106,14 +106,39 @@ import Testing
             let result = Self.reopen(bytes, in: folder, name: "flip-\(i).store")
             switch result {
             case let .success(store):
-                // Only a flip in the last frame's payload or checksum reads as a torn
-                // tail: the document is then as of the save before it.
-                #expect(at >= lastCommit.offset + 20, "flip at \(at) opened")
+                // Only a flip in the last frame reads as a torn tail (no intact frame
+                // follows it): the document is then as of the save before it.
+                #expect(at >= lastCommit.offset, "flip at \(at) opened")
                 #expect(DocumentFixture.rows(of: store.current) == sample.expected[Self.saves - 1], "flip at \(at)")
             case .failure:
                 // A failed open leaves the file exactly as it was.
                 #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == bytes, "flip at \(at)")
             }
+        }
+    }
+
+    /// Power loss can leave any page of the last append unwritten, its header's
+    /// included: zeros there with the rest of the frame on disk are a torn tail.
+    @Test func aZeroedHeaderOfTheLastFrameIsATornTailButNotOfAnEarlierOne() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let sample = try Self.sample(in: folder)
+        let commits = sample.frames.filter { $0.kind == .commit }
+        let last = try #require(commits.last)
+        var bytes = sample.bytes
+        for i in last.offset..<(last.offset + 20) { bytes[i] = 0 }
+        let store = try Self.reopen(bytes, in: folder, name: "zeroed-last.store").get()
+        #expect(DocumentFixture.rows(of: store.current) == sample.expected[Self.saves - 1])
+        // The dropped bytes are kept beside the document.
+        let kept = try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter { $0.hasPrefix("zeroed-last.store.torn-") }
+        #expect(kept.count == 1)
+
+        var middle = sample.bytes
+        let earlier = commits[commits.count - 2]
+        for i in earlier.offset..<(earlier.offset + 20) { middle[i] = 0 }
+        guard case .failure(.damaged) = Self.reopen(middle, in: folder, name: "zeroed-middle.store") else {
+            Issue.record("a zeroed frame header followed by an intact frame opened")
+            return
         }
     }
 

@@ -108,6 +108,11 @@ import Testing
         #expect(try other.fetchCount(window) == 1)
         window.fetchOffset = 9
         #expect(try other.fetchCount(window) == 0)
+        // As `fetch` windows: a limit of 0 is no limit, a negative offset is 0.
+        window.fetchOffset = -3
+        window.fetchLimit = 0
+        #expect(try other.fetchCount(window) == 6)
+        #expect(try other.fetchCount(window) == (try other.fetch(window)).count)
         // Unsaved inserts and deletes count too.
         other.insert(Trip(name: "new", destination: "Nice", startDate: .now))
         let first = try #require(try other.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])).first)

@@ -18,10 +18,12 @@ extension ModelContext {
     /// - Complexity: O(1) without a predicate or unsaved changes; else as `fetch(_:)`.
     public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
         if descriptor.predicate == nil, !hasChanges {
-            var count = container.store.current.tables[try container.entityIndex(of: T.self)].count
-            if let offset = descriptor.fetchOffset { count = Swift.max(0, count - offset) }
-            if let limit = descriptor.fetchLimit { count = Swift.min(count, limit) }
-            return count
+            // The same window as `FetchQuery.window`: negative offsets count as 0, limits ≤ 0 as none.
+            let rows = container.store.current.tables[try container.entityIndex(of: T.self)].count
+            let offset = Swift.min(Swift.max(descriptor.fetchOffset ?? 0, 0), rows)
+            var end = rows
+            if let limit = descriptor.fetchLimit, limit > 0 { end = Swift.min(end, offset + Swift.min(limit, rows)) }
+            return end - offset
         }
         let query = try FetchQuery(descriptor, context: self)
         return query.window(try query.candidates()).count

@@ -30,6 +30,15 @@ public final class Document: @unchecked Sendable {
         set { lock.withLock { _compactionPolicy = newValue } }
     }
     private var _compactionPolicy = CompactionPolicy()
+    /// The generation of the last frame or snapshot written: the next append must
+    /// be one more, so a store out of step with its file is an error, not damage.
+    private var generation: UInt64
+    /// A compaction renamed its file over the document but could not sync the
+    /// folder: the next append syncs it before it acknowledges.
+    private var directoryNeedsSync = false
+    /// A failed append could not be cut back off the file: appending again could
+    /// leave its remains after a shorter frame, so saves stop until a reopen.
+    private var broken: DocumentError?
     /// The file length when a compaction last failed: saves retry only once the
     /// journal has grown by half again, not on every save.
     private var compactionFailedAt: Int?
@@ -54,6 +63,7 @@ public final class Document: @unchecked Sendable {
         self.isReadOnly = readOnly
         self._durability = durability
         self.length = contents.validLength
+        self.generation = contents.version.generation
         self._snapshotLength = contents.snapshotLength
         self._journalFrames = contents.journalFrames
         self.blobs = BlobStore(documentPath: path)
@@ -102,22 +112,36 @@ public final class Document: @unchecked Sendable {
                 throw .unsupportedFormat(path: path, major: contents.formatMajor, minor: contents.formatMinor)
             }
             if contents.validLength < bytes.count {
-                // Keep what is cut off beside the document: a checksum failure in a
-                // whole last frame may be damage rather than a torn write.
-                let tail = Array(bytes[contents.validLength...])
-                if tail.contains(where: { $0 != 0 }) {
-                    try? Data(tail).write(to: URL(fileURLWithPath: path + ".torn"))
-                }
+                // Keep what is cut off beside the document, synced, before cutting it:
+                // a checksum failure in a whole last frame may be damage, not a torn write.
+                try keepTornTail(Array(bytes[contents.validLength...]), of: path, at: contents.validLength)
+            }
+            let document = Document(path: path, file: file, readOnly: false, contents: contents, durability: durability)
+            if contents.needsRewrite {
+                // Journal frames name entities by position: put the file in the
+                // application's order first (the fresh snapshot leaves any torn tail behind).
+                try document.compact(contents.version)
+            } else if contents.validLength < bytes.count {
                 try file.truncate(to: contents.validLength)
                 try file.sync()
             }
             removeLeftovers(of: path)
-            let document = Document(path: path, file: file, readOnly: false, contents: contents, durability: durability)
-            // Journal frames name entities by position: put the file in the application's order first.
-            if contents.needsRewrite { try document.compact(contents.version) }
             return (document, contents.version)
         }
         throw .locked(path: path)
+    }
+
+    /// Writes the bytes a writable open drops to `<document>.torn-<offset>-<time>`
+    /// and syncs them; all-zero tails (space a crash left unwritten) are not kept.
+    private static func keepTornTail(_ tail: [UInt8], of path: String, at offset: Int) throws(DocumentError) {
+        guard tail.contains(where: { $0 != 0 }) else { return }
+        let keep = "\(path).torn-\(offset)-\(Int(Date().timeIntervalSince1970))"
+        DocumentFile.remove(keep)
+        let file = try DocumentFile.open(keep, writable: true, create: true)
+        defer { file.close() }
+        try file.write(tail, at: 0)
+        try file.sync()
+        try DocumentFile.syncDirectory(directory(of: path))
     }
 
     /// Writes an empty document; fails quietly if another process created one first.
@@ -141,6 +165,13 @@ public final class Document: @unchecked Sendable {
     public func append(_ record: CommitRecord, schema: StoreSchema) throws(DocumentError) {
         try locked { () throws(DocumentError) in
             let file = try writableFile()
+            guard record.generation == generation + 1 else {
+                throw .io(operation: "appending generation \(record.generation) after \(generation)", path: path, errno: EINVAL)
+            }
+            if directoryNeedsSync {
+                try DocumentFile.syncDirectory(Self.directory(of: path))
+                directoryNeedsSync = false
+            }
             var wroteBlobs = false
             var writer = ByteWriter()
             try writer.commit(record, schema: schema) { (data: Data) throws(DocumentError) in
@@ -154,10 +185,15 @@ public final class Document: @unchecked Sendable {
                 try file.write(frame, at: length)
                 if _durability == .full { try file.sync() }
             } catch {
-                try? file.truncate(to: length)
+                do throws(DocumentError) {
+                    try file.truncate(to: length)
+                } catch {
+                    broken = error
+                }
                 throw error
             }
             length += frame.count
+            generation = record.generation
             _journalFrames += 1
         }
     }
@@ -203,7 +239,15 @@ public final class Document: @unchecked Sendable {
             _snapshotLength = written
             _journalFrames = 0
             compactionFailedAt = nil
-            try DocumentFile.syncDirectory(Self.directory(of: path))
+            generation = version.generation
+            do throws(DocumentError) {
+                try DocumentFile.syncDirectory(Self.directory(of: path))
+            } catch {
+                // The rename happened and the store goes on with the new file; the next
+                // append makes the name durable before it acknowledges anything.
+                directoryNeedsSync = true
+                return
+            }
             blobs.collect(keeping: referenced)
         }
     }
@@ -212,21 +256,34 @@ public final class Document: @unchecked Sendable {
     /// file there), with its blobs in the folder beside it: "save as".
     /// A document open for writing elsewhere is not replaced: that throws `.locked`.
     public static func write(_ version: StoreVersion, to path: String) throws(DocumentError) {
-        // Hold the existing document's lock (if there is one) until it is replaced.
+        // Hold the existing document's lock (if there is one) until it is replaced,
+        // re-checking after locking that the path still names the file locked.
         var existing: DocumentFile?
-        do {
-            existing = try DocumentFile.open(path, writable: true)
-            try existing?.lockExclusively()
-        } catch .notFound {
-            existing = nil
+        for attempt in 0...8 {
+            do throws(DocumentError) {
+                let file = try DocumentFile.open(path, writable: true)
+                try file.lockExclusively()
+                if let mine = file.identity, let current = DocumentFile.identity(of: path),
+                   mine.0 == current.0, mine.1 == current.1 {
+                    existing = file
+                    break
+                }
+                file.close()
+                if attempt == 8 { throw .locked(path: path) }
+            } catch .notFound {
+                existing = nil
+                break
+            }
         }
         defer { existing?.close() }
         let temporary = temporaryPath(for: path, purpose: "save")
         let blobs = BlobStore(documentPath: path)
         var referenced = Set<String>()
         let (file, _) = try writeSnapshot(version, to: temporary, blobs: blobs) { referenced.insert($0) }
-        file.close()
+        defer { file.close() }
         do throws(DocumentError) {
+            // Locked before it takes the name, so no writer can open it unlocked.
+            try file.lockExclusively()
             try DocumentFile.rename(temporary, to: path)
             try DocumentFile.syncDirectory(directory(of: path))
         } catch {
@@ -301,6 +358,7 @@ public final class Document: @unchecked Sendable {
 
     private func writableFile() throws(DocumentError) -> DocumentFile {
         guard !isReadOnly else { throw .readOnly(path: path) }
+        if let broken { throw broken }
         guard let file else { throw .closed(path: path) }
         return file
     }

@@ -27,6 +27,9 @@ public enum DocumentFormat {
     static let bytesPerFrame = 64 << 20
     /// Frame lengths are 32-bit.
     static let maximumFrameBytes = Int(UInt32.max)
+    /// Readers refuse frames that claim more than this raw size (2 GiB), before
+    /// allocating for them.
+    static let maximumRawFrameBytes = Int(Int32.max)
     /// Row identifiers above this are damage: tables allocate by identifier.
     public static let maximumRowID: Int64 = 1 << 32
     /// Payloads below this size are stored rather than compressed.
@@ -93,6 +96,9 @@ struct DocumentHeader: Equatable {
         guard header.major == DocumentFormat.major else {
             throw .unsupportedFormat(path: path, major: header.major, minor: header.minor)
         }
+        guard header.generation < UInt64(Int64.max) else {
+            throw .damaged(path: path, offset: 16, reason: "generation \(header.generation) out of range")
+        }
         return header
     }
 }
@@ -128,6 +134,23 @@ enum Frame {
         return w.bytes
     }
 
+    /// Whether a frame header with a valid checksum starts anywhere after `offset`.
+    /// - Complexity: O(bytes after `offset`); only damaged files pay it.
+    static func intactHeaderExists(in file: [UInt8], after offset: Int) -> Bool {
+        var at = offset + 1
+        let size = DocumentFormat.frameHeaderSize
+        while at + size <= file.count {
+            if file[at] == 0x4F, file[at + 1] == 0x53, file[at + 2] == 0x44, file[at + 3] == 0x46 {
+                let stored = file.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: at + 16, as: UInt32.self)) }
+                if stored == CRC32C.checksum(Array(file[at..<(at + 16)])), FrameKind(rawValue: file[at + 4]) != nil {
+                    return true
+                }
+            }
+            at += 1
+        }
+        return false
+    }
+
     /// A frame read back, payload decompressed.
     struct Scanned {
         var kind: FrameKind
@@ -145,9 +168,10 @@ enum Frame {
 
     /// Reads the frame at `offset` of `file`.
     ///
-    /// A frame is torn when the file ends inside it, or when it is the last thing in
-    /// the file and its payload checksum fails, or when everything from `offset` on
-    /// is zero bytes (space a crash left unwritten). Any other mismatch is damage.
+    /// A frame is torn when the file ends inside it, or when its header or payload
+    /// checksum fails and no intact frame header follows it anywhere in the file
+    /// (an append a crash cut short: after power loss any of its pages, the header's
+    /// included, may be missing). A mismatch with an intact frame after it is damage.
     static func scan(_ file: [UInt8], at offset: Int, path: String) throws(DocumentError) -> Scan {
         let remaining = file.count - offset
         if remaining == 0 { return .end }
@@ -165,13 +189,16 @@ enum Frame {
         let rawLength = Int(field(12))
         let headerCRC = field(16)
         guard marker == DocumentFormat.frameMarker, headerCRC == CRC32C.checksum(Array(header[0..<16])) else {
-            if file[offset...].allSatisfy({ $0 == 0 }) {
-                return .torn(offset: offset, reason: "zero bytes where a frame should begin")
+            if !intactHeaderExists(in: file, after: offset) {
+                return .torn(offset: offset, reason: "an incomplete frame header ends the file")
             }
             throw .damaged(path: path, offset: offset, reason: "frame header checksum mismatch")
         }
         guard let kind = FrameKind(rawValue: kindByte) else {
             throw .damaged(path: path, offset: offset + 4, reason: "unknown frame kind \(kindByte)")
+        }
+        guard rawLength <= DocumentFormat.maximumRawFrameBytes else {
+            throw .damaged(path: path, offset: offset + 12, reason: "frame of \(rawLength) bytes exceeds the \(DocumentFormat.maximumRawFrameBytes)-byte limit")
         }
         let length = DocumentFormat.frameHeaderSize + storedLength + DocumentFormat.frameTrailerSize
         if remaining < length {
@@ -182,7 +209,9 @@ enum Frame {
         var trailer = ByteReader(Array(file[(payloadStart + storedLength)..<(offset + length)]))
         let payloadCRC = (try? trailer.fixed32()) ?? 0
         guard payloadCRC == stored.withUnsafeBytes({ CRC32C.checksum($0) }) else {
-            if remaining == length { return .torn(offset: offset, reason: "the last \(kind) frame's checksum fails") }
+            if !intactHeaderExists(in: file, after: offset) {
+                return .torn(offset: offset, reason: "the last \(kind) frame's checksum fails")
+            }
             throw .damaged(path: path, offset: payloadStart, reason: "\(kind) frame checksum mismatch")
         }
         let payload: [UInt8]

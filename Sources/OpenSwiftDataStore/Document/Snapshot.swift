@@ -58,16 +58,20 @@ enum Snapshot {
         // Each ordered index's rows in index order, so an open needs no sort.
         for (e, indexes) in version.orderedIndexes.enumerated() {
             for (i, index) in indexes.enumerated() {
-                var order = ByteWriter(capacity: index.tree.count * 3 + 16)
-                order.varint(e)
-                order.varint(i)
-                order.varint(index.tree.count)
+                var rows = ByteWriter(capacity: index.tree.count * 3 + 16)
+                var count = 0
                 var previous: Int64 = 0
                 index.tree.scan { entry in
-                    order.signed(entry.row.rawValue - previous)
+                    rows.signed(entry.row.rawValue - previous)
                     previous = entry.row.rawValue
+                    count += 1
                     return true
                 }
+                var order = ByteWriter(capacity: rows.bytes.count + 16)
+                order.varint(e)
+                order.varint(i)
+                order.varint(count)
+                order.raw(rows.bytes)
                 pending.append((.indexOrder, order.bytes))
             }
         }

@@ -85,6 +85,13 @@ extension ByteWriter {
 }
 
 extension ByteReader {
+    /// A stored reference: always a permanent row identifier.
+    mutating func rowReference() throws(Failure) -> RowID {
+        let raw = try signed()
+        guard raw > 0, raw <= DocumentFormat.maximumRowID else { throw fail("reference to row \(raw) out of range") }
+        return RowID(raw)
+    }
+
     /// Values nest (arrays, dictionaries); deeper nesting than this is damage, not data.
     static let maximumDepth = 64
 
@@ -134,12 +141,12 @@ extension ByteReader {
             }
             return .dictionary(pairs)
         case .codable: return .codable(Data(try self.blob()))
-        case .reference: return .reference(RowID(try signed()))
+        case .reference: return .reference(try rowReference())
         case .references:
             let n = try count(limit: bytes.count - position)
             var ids: [RowID] = []
             ids.reserveCapacity(n)
-            for _ in 0..<n { ids.append(RowID(try signed())) }
+            for _ in 0..<n { ids.append(try rowReference()) }
             return .references(ids)
         case .blob:
             let hash = Array(try self.raw(32))

@@ -55,8 +55,10 @@ public struct Table: Sendable {
     public mutating func put(_ id: RowID, _ row: Row) {
         precondition(id.rawValue > 0, "put of a temporary row \(id)")
         let (c, o) = Self.position(of: id)
-        while chunks.count <= c {
-            chunks.append(Chunk(rows: [Row?](repeating: nil, count: Self.chunkSize)))
+        if chunks.count <= c {
+            // Chunks below `c` that hold no row share one empty chunk until written.
+            let empty = Chunk(rows: [Row?](repeating: nil, count: Self.chunkSize))
+            while chunks.count <= c { chunks.append(empty) }
         }
         var wasEmpty = false
         mutateChunk(c) {
