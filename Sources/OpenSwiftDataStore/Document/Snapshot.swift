@@ -14,11 +14,12 @@ enum Snapshot {
     ) throws(DocumentError) -> [UInt8] {
         let level: Int32? = compressed ? Zstd.snapshotLevel : nil
         let schema = version.schema
-        // Payloads are encoded in order, then compressed on every core at once.
-        var pending: [(kind: FrameKind, payload: [UInt8])] = []
+        // Payloads are encoded in order on this thread and compressed on the others
+        // meanwhile, a few at a time, so encoding and compression overlap.
+        let pending = FrameCompressor(level: level)
         var schemaWriter = ByteWriter()
         schemaWriter.schema(schema)
-        pending.append((.schema, schemaWriter.bytes))
+        pending.submit(.schema, schemaWriter.bytes)
 
         for (e, table) in version.tables.enumerated() {
             let entity = schema.entities[e]
@@ -31,7 +32,7 @@ enum Snapshot {
                 frame.varint(e)
                 frame.varint(rowsInFrame)
                 frame.raw(writer.bytes)
-                pending.append((.rows, frame.bytes))
+                pending.submit(.rows, frame.bytes)
                 writer = ByteWriter(capacity: 1 << 20)
                 rowsInFrame = 0
                 previous = 0
@@ -72,7 +73,7 @@ enum Snapshot {
                 order.varint(i)
                 order.varint(count)
                 order.raw(rows.bytes)
-                pending.append((.indexOrder, order.bytes))
+                pending.submit(.indexOrder, order.bytes)
             }
         }
 
@@ -83,31 +84,53 @@ enum Snapshot {
             end.signed(table.nextRawID)
         }
         end.varint(version.generation)
-        pending.append((.snapshotEnd, end.bytes))
-        return try frames(pending, header: DocumentHeader(generation: version.generation), level: level)
+        pending.submit(.snapshotEnd, end.bytes)
+        return try pending.file(header: DocumentHeader(generation: version.generation))
+    }
+}
+
+/// Compresses frames on a concurrent queue while the snapshot goes on encoding,
+/// keeping at most `inFlight` payloads waiting, and puts them back in order.
+final class FrameCompressor: @unchecked Sendable {
+    private let level: Int32?
+    private let queue = DispatchQueue(label: "OpenSwiftData.snapshot.compression", attributes: .concurrent)
+    private let group = DispatchGroup()
+    private let slots: DispatchSemaphore
+    private let frames = Locked<[[UInt8]]>([])
+    private let failure = Locked<DocumentError?>(nil)
+    /// Submitted so far; only the encoding thread touches it.
+    private var submitted = 0
+
+    init(level: Int32?, inFlight: Int = 2 * ProcessInfo.processInfo.activeProcessorCount) {
+        self.level = level
+        self.slots = DispatchSemaphore(value: max(inFlight, 1))
     }
 
-    /// The file: `header`, then each payload as a frame, compressed in parallel.
-    private static func frames(
-        _ pending: [(kind: FrameKind, payload: [UInt8])], header: DocumentHeader, level: Int32?
-    ) throws(DocumentError) -> [UInt8] {
-        // Each worker compresses on its own; only storing the result takes the lock.
-        let encoded = Locked([[UInt8]](repeating: [], count: pending.count))
-        let failure = Locked<DocumentError?>(nil)
-        DispatchQueue.concurrentPerform(iterations: pending.count) { i in
+    /// Queues `payload` as the next frame; waits while `inFlight` are queued.
+    func submit(_ kind: FrameKind, _ payload: [UInt8]) {
+        let index = submitted
+        submitted += 1
+        frames.withLock { $0.append([]) }
+        slots.wait()
+        queue.async(group: group) { [self] in
+            defer { slots.signal() }
             do throws(DocumentError) {
-                let frame = try Frame.encode(kind: pending[i].kind, payload: pending[i].payload, level: level)
-                encoded.withLock { $0[i] = frame }
+                let frame = try Frame.encode(kind: kind, payload: payload, level: level)
+                frames.withLock { $0[index] = frame }
             } catch {
                 failure.withLock { $0 = $0 ?? error }
             }
         }
+    }
+
+    /// `header`, then every frame in submission order.
+    func file(header: DocumentHeader) throws(DocumentError) -> [UInt8] {
+        group.wait()
         if let error = failure.withLock({ $0 }) { throw error }
-        let frames = encoded.withLock { $0 }
+        let frames = frames.withLock { $0 }
         var file = header.encoded()
         file.reserveCapacity(file.count + frames.reduce(0) { $0 + $1.count })
         for frame in frames { file += frame }
         return file
     }
-
 }
