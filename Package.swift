@@ -40,7 +40,6 @@ let package = Package(
             dependencies: [
                 "OpenSwiftDataStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .executableTarget(

@@ -10,7 +10,7 @@ struct DocumentSummary {
     init(_ contents: DocumentReader.Contents) {
         self.contents = contents
         fileBytes = FileSystem.size(of: contents.path) ?? contents.validLength
-        let folder = BlobFolder(documentPath: contents.path)
+        let folder = BlobStore(documentPath: contents.path)
         let sizes = contents.blobNames.map { folder.size(of: $0) }
         blobBytes = sizes.reduce(0) { $0 + ($1 ?? 0) }
         missingBlobs = sizes.filter { $0 == nil }.count

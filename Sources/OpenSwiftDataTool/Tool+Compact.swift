@@ -18,7 +18,7 @@ extension Tool {
                 // checks it, takes the lock and verifies every blob.
                 let before = try DocumentReader.read(path: document, blobs: .skip)
                 let beforeBytes = FileSystem.size(of: document) ?? before.validLength
-                let folder = BlobFolder(documentPath: document)
+                let folder = BlobStore(documentPath: document)
                 let blobsBefore = folder.names().count
                 let (opened, version) = try Document.open(path: document, schema: before.schema)
                 defer { opened.close() }

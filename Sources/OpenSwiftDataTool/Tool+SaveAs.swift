@@ -25,7 +25,7 @@ extension Tool {
                 let contents = try DocumentReader.read(path: document, blobs: .load)
                 try Document.write(contents.version, to: newDocument)
                 let rows = contents.version.tables.reduce(0) { $0 + $1.count }
-                let blobs = BlobFolder(documentPath: newDocument).names().count
+                let blobs = BlobStore(documentPath: newDocument).names().count
                 let output = OutputSink.standardOutput()
                 try output.line(
                     "wrote \(newDocument): \(plural(FileSystem.size(of: newDocument) ?? 0, "byte")), \(plural(rows, "row")), \(plural(blobs, "blob"))")

@@ -34,7 +34,7 @@ struct VerifyReport {
         tornTail = contents.tornTail
         referencedBlobs = contents.blobNames.count
 
-        let folder = BlobFolder(documentPath: path)
+        let folder = BlobStore(documentPath: path)
         var progress = Progress("checking blobs", total: contents.blobNames.count)
         for name in contents.blobNames.sorted() {
             if let problem = folder.problem(with: name) {

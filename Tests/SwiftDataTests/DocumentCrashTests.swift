@@ -102,10 +102,9 @@ import Testing
     /// hits it throws, and the document holds exactly the saves before it.
     @Test func aFullDiskFailsTheSaveAndKeepsEveryEarlierOne() throws {
         let probe = try Self.probeURL()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("osd-full-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let document = folder.appendingPathComponent("full.store")
+        let folder = try TemporaryFolder("osd-full")
+        defer { folder.remove() }
+        let document = folder.file("full.store")
 
         var previous = 0
         for round in 0..<3 {
@@ -127,10 +126,9 @@ import Testing
 
     @Test func everyReopenShowsTheLastAcknowledgedSave() throws {
         let probe = try Self.probeURL()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("osd-crash-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let document = folder.appendingPathComponent("crash.store")
+        let folder = try TemporaryFolder("osd-crash")
+        defer { folder.remove() }
+        let document = folder.file("crash.store")
 
         var random = SystemRandomNumberGenerator()
         var confirmed = 0

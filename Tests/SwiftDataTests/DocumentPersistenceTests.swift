@@ -13,14 +13,11 @@ import Testing
 
 /// `ModelConfiguration(url:)` and friends: what a container keeps in its document.
 @Suite struct DocumentPersistenceTests {
-    let folder: URL
-    init() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("osd-docs-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    }
+    let folder: TemporaryFolder
+    init() throws { folder = try TemporaryFolder("osd-docs") }
 
-    func url(_ name: String) -> URL { folder.appendingPathComponent(name) }
-    func cleanUp() { try? FileManager.default.removeItem(at: folder) }
+    func url(_ name: String) -> URL { folder.file(name) }
+    func cleanUp() { folder.remove() }
 
     static func image(_ seed: UInt8, size: Int) -> Data { Data((0..<size).map { UInt8(truncatingIfNeeded: $0) &+ seed }) }
 
@@ -148,7 +145,7 @@ import Testing
         try context.save()
         let defaultLocation = ModelConfiguration(configuration.name).url
         #expect(!FileManager.default.fileExists(atPath: defaultLocation.path))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+        #expect(container.configurations.first?.url.path == "/dev/null")
     }
 
     @Test func theDefaultLocationIsTheXDGDataDirectory() {

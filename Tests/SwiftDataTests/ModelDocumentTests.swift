@@ -4,14 +4,11 @@ import Testing
 
 /// Document mode: open, edit, save, save as, revert, close.
 @Suite struct ModelDocumentTests {
-    let folder: URL
-    init() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("osd-modeldoc-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    }
+    let folder: TemporaryFolder
+    init() throws { folder = try TemporaryFolder("osd-modeldoc") }
 
-    func url(_ name: String) -> URL { folder.appendingPathComponent(name) }
-    func cleanUp() { try? FileManager.default.removeItem(at: folder) }
+    func url(_ name: String) -> URL { folder.file(name) }
+    func cleanUp() { folder.remove() }
 
     static func titles(_ document: ModelDocument) throws -> [String] {
         try document.mainContext.fetch(FetchDescriptor<Photo>(sortBy: [SortDescriptor(\.title)])).map(\.title)

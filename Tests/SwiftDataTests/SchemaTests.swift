@@ -49,10 +49,10 @@ import Testing
     /// Through the store in memory, and through a document closed and reopened.
     @Test(arguments: [false, true])
     func everyValueTypeRoundTrips(throughDocument: Bool) throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("osd-values-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try TemporaryFolder("osd-values")
+        defer { folder.remove() }
         let configuration = throughDocument
-            ? ModelConfiguration(url: folder.appendingPathComponent("values.store"))
+            ? ModelConfiguration(url: folder.file("values.store"))
             : ModelConfiguration(isStoredInMemoryOnly: true)
         var container: ModelContainer? = try ModelContainer(for: EveryType.self, configurations: configuration)
         let original = EveryType(seed: 7)

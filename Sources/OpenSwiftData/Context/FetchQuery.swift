@@ -239,10 +239,16 @@ struct FetchQuery<T: PersistentModel> {
 
     /// The candidates within `fetchOffset` and `fetchLimit`.
     func window(_ candidates: [Candidate]) -> ArraySlice<Candidate> {
-        let offset = min(max(descriptor.fetchOffset ?? 0, 0), candidates.count)
-        var end = candidates.count
-        if let limit = descriptor.fetchLimit, limit > 0 { end = min(end, offset + limit) }
-        return candidates[offset..<end]
+        candidates[Self.window(of: candidates.count, descriptor)]
+    }
+
+    /// The positions `descriptor`'s offset and limit keep out of `count` results:
+    /// a negative offset counts as 0, a limit of 0 or less as none.
+    static func window(of count: Int, _ descriptor: FetchDescriptor<T>) -> Range<Int> {
+        let offset = min(max(descriptor.fetchOffset ?? 0, 0), count)
+        var end = count
+        if let limit = descriptor.fetchLimit, limit > 0 { end = min(end, offset + min(limit, count)) }
+        return offset..<end
     }
 
     // MARK: Results

@@ -18,12 +18,8 @@ extension ModelContext {
     /// - Complexity: O(1) without a predicate or unsaved changes; else as `fetch(_:)`.
     public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
         if descriptor.predicate == nil, !hasChanges {
-            // The same window as `FetchQuery.window`: negative offsets count as 0, limits ≤ 0 as none.
             let rows = container.store.current.tables[try container.entityIndex(of: T.self)].count
-            let offset = Swift.min(Swift.max(descriptor.fetchOffset ?? 0, 0), rows)
-            var end = rows
-            if let limit = descriptor.fetchLimit, limit > 0 { end = Swift.min(end, offset + Swift.min(limit, rows)) }
-            return end - offset
+            return FetchQuery<T>.window(of: rows, descriptor).count
         }
         let query = try FetchQuery(descriptor, context: self)
         return query.window(try query.candidates()).count

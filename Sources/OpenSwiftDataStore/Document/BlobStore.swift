@@ -7,14 +7,14 @@ import Foundation
 ///
 /// Blobs are written and synced before the frame that refers to them, verified
 /// against their name when read, and removed by compaction once no snapshot row
-/// refers to them.
-final class BlobStore {
+/// refers to them. Public for tools that inspect the folder (`osd verify`).
+public final class BlobStore {
     /// `.externalStorage` values shorter than this stay inline in their row.
     static let inlineLimit = 16 * 1024
 
-    let directory: String
+    public let directory: String
 
-    init(documentPath: String) {
+    public init(documentPath: String) {
         self.directory = documentPath + ".blobs"
     }
 
@@ -24,11 +24,11 @@ final class BlobStore {
 
     /// Whether `name` is a blob name (64 lowercase hex digits): anything else,
     /// such as `../x`, never reaches the file system.
-    static func isBlobName(_ name: String) -> Bool {
+    public static func isBlobName(_ name: String) -> Bool {
         name.utf8.count == 64 && name.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
-    func path(of name: String) -> String { directory + "/" + name }
+    public func path(of name: String) -> String { directory + "/" + name }
 
     /// Writes `data` under its hash unless a file of that name and size exists.
     /// Returns whether it wrote a file (the directory then needs a sync).
@@ -82,9 +82,25 @@ final class BlobStore {
         return data
     }
 
-    /// The names of the blob files in the folder.
-    func names() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter(Self.isBlobName)
+    /// The names of the blob files in the folder, sorted; none without a folder.
+    public func names() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter(Self.isBlobName).sorted()
+    }
+
+    /// The size of blob `name`, or nil when there is no such file.
+    public func size(of name: String) -> Int? {
+        var info = stat()
+        return stat(path(of: name), &info) == 0 ? Int(info.st_size) : nil
+    }
+
+    /// What is wrong with blob `name` (missing, unreadable, content not matching
+    /// its name), or nil when it is intact. Unlike a read of the document, which
+    /// stops at the first bad blob, this lets a tool report each one.
+    public func problem(with name: String) -> String? {
+        guard Self.isBlobName(name) else { return "not a blob name" }
+        guard size(of: name) != nil else { return "missing from \(directory)" }
+        guard let content = FileManager.default.contents(atPath: path(of: name)) else { return "cannot be read" }
+        return BlobStore.reference(for: content).name == name ? nil : "content does not match its hash"
     }
 
     /// Removes every blob file not in `keeping`, and leftover temporary files.

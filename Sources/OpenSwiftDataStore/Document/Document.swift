@@ -92,18 +92,9 @@ public final class Document: @unchecked Sendable {
         for _ in 0..<8 {
             let file: DocumentFile
             do {
-                file = try DocumentFile.open(path, writable: true)
+                file = try DocumentFile.openLocked(path)
             } catch .notFound {
                 try create(path: path, schema: schema)
-                continue
-            }
-            try file.lockExclusively()
-            // Compaction in another process may have renamed a new file over the
-            // path between our open and our lock: then lock that one instead.
-            guard let mine = file.identity, let current = DocumentFile.identity(of: path),
-                  mine.0 == current.0, mine.1 == current.1
-            else {
-                file.close()
                 continue
             }
             let bytes = try file.readAll()
@@ -259,21 +250,10 @@ public final class Document: @unchecked Sendable {
         // Hold the existing document's lock (if there is one) until it is replaced,
         // re-checking after locking that the path still names the file locked.
         var existing: DocumentFile?
-        for attempt in 0...8 {
-            do throws(DocumentError) {
-                let file = try DocumentFile.open(path, writable: true)
-                try file.lockExclusively()
-                if let mine = file.identity, let current = DocumentFile.identity(of: path),
-                   mine.0 == current.0, mine.1 == current.1 {
-                    existing = file
-                    break
-                }
-                file.close()
-                if attempt == 8 { throw .locked(path: path) }
-            } catch .notFound {
-                existing = nil
-                break
-            }
+        do {
+            existing = try DocumentFile.openLocked(path)
+        } catch .notFound {
+            existing = nil
         }
         defer { existing?.close() }
         let temporary = temporaryPath(for: path, purpose: "save")

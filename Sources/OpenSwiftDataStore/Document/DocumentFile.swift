@@ -47,6 +47,22 @@ final class DocumentFile {
         }
     }
 
+    /// Opens `path` for writing and takes its lock, making sure the path still
+    /// names the file locked: compaction in another process may rename a new file
+    /// over the path between the open and the lock (then that one is tried).
+    /// Throws `.notFound` when there is no file, `.locked` when a writer holds it.
+    static func openLocked(_ path: String) throws(DocumentError) -> DocumentFile {
+        for _ in 0..<8 {
+            let file = try open(path, writable: true)
+            try file.lockExclusively()
+            if let mine = file.identity, let current = identity(of: path), mine.0 == current.0, mine.1 == current.1 {
+                return file
+            }
+            file.close()
+        }
+        throw .locked(path: path)
+    }
+
     var size: Int {
         get throws(DocumentError) {
             var info = stat()

@@ -83,10 +83,7 @@ public final class Store: Sendable {
     public func removeAll() throws(StoreError) {
         commitPath.lock()
         defer { commitPath.unlock() }
-        let old = current
-        var version = StoreVersion(schema: schema)
-        version.generation = old.generation + 1
-        for e in version.tables.indices { version.tables[e].reserveIdentifiers(below: old.tables[e].nextRawID) }
+        let version = emptied(current)
         do {
             try document?.compact(version)
         } catch {
@@ -100,16 +97,22 @@ public final class Store: Sendable {
     public func erase() throws(StoreError) {
         commitPath.lock()
         defer { commitPath.unlock() }
-        let old = current
+        let version = emptied(current)
         do {
             try document?.erase()
         } catch {
             throw .document(error)
         }
+        published.withLock { $0 = version }
+    }
+
+    /// The version after removing every row of `old`: the next generation, with
+    /// no row identifier handed out again.
+    private func emptied(_ old: StoreVersion) -> StoreVersion {
         var version = StoreVersion(schema: schema)
         version.generation = old.generation + 1
         for e in version.tables.indices { version.tables[e].reserveIdentifiers(below: old.tables[e].nextRawID) }
-        published.withLock { $0 = version }
+        return version
     }
 
     /// Writes a fresh snapshot of the current version over the document's journal.
