@@ -1,3 +1,5 @@
+import OpenSwiftDataStore
+
 /// Typed access to parsed JSON for the importer, each failure naming where in the
 /// file it happened (`context`) and what was expected.
 extension JSON {

@@ -1,3 +1,5 @@
+import OpenSwiftDataStore
+
 /// Writes `JSON` as text, always the same way for the same value: that is what
 /// makes an export → import → export round trip byte-identical.
 ///

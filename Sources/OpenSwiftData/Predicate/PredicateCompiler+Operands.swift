@@ -111,9 +111,30 @@ extension PredicateExpressions.KeyPath: CompilablePredicateExpression {
             case .last?: return .value(.last(base.expression))
             case .localizedLowercase?: return .value(.localizedLowercase(base.expression))
             case .localizedUppercase?: return .value(.localizedUppercase(base.expression))
-            case nil: throw PredicateCompiler.Unsupported(description: "\(keyPath) on a value")
+            case nil: return .value(try PredicateCompiler.codableMember(keyPath, of: base.expression))
             }
         }
+    }
+}
+
+extension PredicateCompiler {
+    /// A stored property of a `Codable` value (a composite attribute, or a member of
+    /// one), read from the value's stored JSON; nested members become one path.
+    static func codableMember<Root, Member>(_ keyPath: KeyPath<Root, Member>, of base: QueryExpression) throws -> QueryExpression {
+        guard !(Root.self is any _StorableValue.Type), Root.self is any Codable.Type else {
+            throw Unsupported(description: "\(keyPath) on a value")
+        }
+        let type = ValueCoding.valueType(of: Member.self)
+        guard Value.canReadMember(as: type) else {
+            throw Unsupported(description: "\(keyPath) reads a \(Member.self), which is compared on models")
+        }
+        guard let path = CodableMemberProbe.codingPath(of: keyPath) else {
+            throw Unsupported(description: "\(keyPath) is not a stored property whose JSON member could be found")
+        }
+        if case let .member(inner, prefix, .codable) = base {
+            return .member(inner, path: prefix + path, type: type)
+        }
+        return .member(base, path: path, type: type)
     }
 }
 

@@ -19,6 +19,10 @@ public indirect enum QueryExpression: Hashable, Sendable {
     case toOne(QueryExpression, entity: Int, slot: Int, destination: Int)
     /// The rows (of `destination`) a to-many relationship of `base` refers to.
     case toMany(QueryExpression, entity: Int, slot: Int, destination: Int)
+    /// The member at `path` (coding keys, outermost first) of the `Codable` value
+    /// `base` evaluates to, read from its stored JSON as a value of `type`; nil when
+    /// `base` is nil or a member on the way is missing or null.
+    case member(QueryExpression, path: [String], type: ValueType)
 
     case equal(QueryExpression, QueryExpression)
     case notEqual(QueryExpression, QueryExpression)
@@ -79,7 +83,7 @@ extension QueryExpression {
         switch self {
         case .toOne, .toMany: return true
         case .constant, .parameter, .root, .variable: return false
-        case let .attribute(e, _, _), let .not(e), let .negate(e), let .forceUnwrap(e), let .count(e), let .isEmpty(e),
+        case let .attribute(e, _, _), let .member(e, _, _), let .not(e), let .negate(e), let .forceUnwrap(e), let .count(e), let .isEmpty(e),
              let .first(e), let .last(e), let .minimum(e), let .maximum(e), let .localizedLowercase(e),
              let .localizedUppercase(e):
             return e.traversesRelationships
@@ -105,6 +109,7 @@ extension QueryExpression {
         case let .attribute(e, entity, slot): return .attribute(try sub(e), entity: entity, slot: slot)
         case let .toOne(e, entity, slot, destination): return .toOne(try sub(e), entity: entity, slot: slot, destination: destination)
         case let .toMany(e, entity, slot, destination): return .toMany(try sub(e), entity: entity, slot: slot, destination: destination)
+        case let .member(e, path, type): return .member(try sub(e), path: path, type: type)
         case let .equal(a, b): return .equal(try sub(a), try sub(b))
         case let .notEqual(a, b): return .notEqual(try sub(a), try sub(b))
         case let .compare(op, a, b): return .compare(op, try sub(a), try sub(b))

@@ -66,6 +66,8 @@ public struct RowEvaluator {
             if case .root = base { source = rootRow } else { source = row(try evaluate(base), of: entity) }
             guard case let .references(ids)? = source?[slot] else { return .references([]) }
             return .references(ids.filter { row($0, of: destination) != nil })
+        case let .member(base, path, type):
+            return try Value.member(at: path, of: evaluate(base), as: type)
 
         case let .equal(l, r):
             return .bool(try evaluate(l) == evaluate(r))

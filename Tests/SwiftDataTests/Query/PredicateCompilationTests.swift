@@ -23,19 +23,8 @@ import Testing
         try context.save()
     }
 
-    /// Fetches natively, checks that it ran natively, and compares with the reference.
     private func check(_ predicate: Predicate<Trip>, native: Bool = true, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let descriptor = FetchDescriptor<Trip>(predicate: predicate, sortBy: [SortDescriptor(\.name)])
-        let explanation = try context.explain(descriptor)
-        if native {
-            #expect(explanation.filtering == .native, "\(explanation)", sourceLocation: sourceLocation)
-        } else {
-            #expect(explanation.filtering != .native, "\(explanation)", sourceLocation: sourceLocation)
-        }
-        let ours = try context.fetch(descriptor).map(\.name)
-        let reference = try context.fetch(FetchDescriptor<Trip>()).filter { try predicate.evaluate($0) }.map(\.name).sorted()
-        #expect(ours == reference, sourceLocation: sourceLocation)
-        #expect(try context.fetchCount(descriptor) == reference.count, sourceLocation: sourceLocation)
+        try expectSameAsEvaluate(predicate, in: context, sortedBy: \.name, native: native, sourceLocation: sourceLocation)
     }
 
     @Test func comparisonsAndConnectives() throws {

@@ -103,7 +103,20 @@ enum QData {
             note: note,
             tags: (0..<Int.random(in: 0...3, using: &rng)).map { _ in tags.randomElement(using: &rng)! },
             date: baseDate.addingTimeInterval(dayOffset + extra),
-            rank: Int.random(in: 0...9, using: &rng) < 3 ? nil : Int.random(in: 0...12, using: &rng))
+            rank: Int.random(in: 0...9, using: &rng) < 3 ? nil : Int.random(in: 0...12, using: &rng),
+            place: randomPlace(rng: &rng),
+            home: Int.random(in: 0...3, using: &rng) == 0 ? nil : randomPlace(rng: &rng))
+    }
+
+    static func randomPlace(rng: inout QSplitMix64) -> QPlace {
+        QPlace(
+            city: categories.randomElement(using: &rng)!,
+            zip: Int.random(in: 0...3, using: &rng) == 0 ? nil : Int.random(in: 0...12, using: &rng),
+            visited: Bool.random(using: &rng),
+            rated: Bool.random(using: &rng),
+            since: baseDate.addingTimeInterval(Double(Int.random(in: -3...3, using: &rng)) * 86_400),
+            geo: QGeo(lat: Double(Int.random(in: -8...8, using: &rng)) * 0.5, lon: Double(Int.random(in: -2...2, using: &rng))),
+            kind: QPlaceKind.allCases.randomElement(using: &rng)!)
     }
 
     static func randomParts(rng: inout QSplitMix64) -> [QPart] {
@@ -201,7 +214,7 @@ final class QEquivalenceRun {
                 case 0: item.price = fresh.price; item.qty = fresh.qty
                 case 1: item.category = fresh.category
                 case 2: item.note = fresh.note; item.rank = fresh.rank
-                case 3: item.tags = fresh.tags; item.flag.toggle()
+                case 3: item.tags = fresh.tags; item.flag.toggle(); item.place = fresh.place; item.home = fresh.home
                 case 4: item.date = fresh.date; item.owner = Bool.random(using: &rng) ? nil : owners.randomElement(using: &rng)!
                 case 5:
                     item.code = QData.code("U", n)
@@ -247,7 +260,7 @@ final class QEquivalenceRun {
         for _ in 0..<Int.random(in: 0...3, using: &rng) {
             let order: SortOrder = Bool.random(using: &rng) ? .forward : .reverse
             let o = order == .forward ? "forward" : "reverse"
-            switch Int.random(in: 0...13, using: &rng) {
+            switch Int.random(in: 0...14, using: &rng) {
             case 0, 1: window.sorts.append(SortDescriptor(\QItem.category, order: order)); window.sortText.append("\\.category \(o)")
             case 2:
                 window.sorts.append(SortDescriptor(\QItem.category, comparator: .lexical, order: order))
@@ -257,6 +270,10 @@ final class QEquivalenceRun {
             case 7, 8: window.sorts.append(SortDescriptor(\QItem.date, order: order)); window.sortText.append("\\.date \(o)")
             case 9, 10: window.sorts.append(SortDescriptor(\QItem.rank, order: order)); window.sortText.append("\\.rank \(o)")
             case 11: window.sorts.append(SortDescriptor(\QItem.code, order: order)); window.sortText.append("\\.code \(o)")
+            case 13:
+                // A member of a composite attribute: sorted on models.
+                window.sorts.append(SortDescriptor(\QItem.place.city, comparator: .lexical, order: order))
+                window.sortText.append("\\.place.city .lexical \(o)")
             case 12:
                 window.sorts.append(SortDescriptor(\QItem.note, comparator: .lexical, order: order))
                 window.sortText.append("\\.note .lexical \(o)")
@@ -451,7 +468,7 @@ final class QEquivalenceRun {
             "Conditional", "NilCoalesce", "OptionalFlatMap", "ForcedUnwrap", "NilLiteral", "SequenceContains",
             "SequenceContainsWhere", "SequenceAllSatisfy", "Filter", "SequenceStartsWith", "CollectionContainsCollection",
             "RangeExpressionContains", "Range", "ClosedRange", "StringLocalizedStandardContains",
-            "StringCaseInsensitiveCompare", "KeyPath", "Value", "Variable",
+            "StringCaseInsensitiveCompare", "KeyPath", "Value", "Variable", "CodableMember",
         ]
         let missing = required.filter { families[$0] == nil }
         #expect(missing.isEmpty, "operator families never generated: \(missing)")
@@ -773,6 +790,7 @@ final class QPredicateGenerator {
             return qConditional(qNotEqual(rank, qNil(Int.self)), qUnwrap(rank), qConst(intConstant()))
         case 20: return qCoalesce(flatMap(qKey(root, \QItem.owner)) { qKey($0, \QOwner.age) }, qConst(int(-1...40)))
         case 21: return qCoalesce(flatMap(qKey(root, \QItem.owner)) { qKeyE(qKey($0, \QOwner.items), \[QItem].count) }, qConst(0))
+        case 22: return qCoalesce(qKeyE(qKey(root, \QItem.place), \QPlace.zip), qConst(intConstant()))
         default: return qKey(root, \QItem.qty)
         }
     }
@@ -780,8 +798,9 @@ final class QPredicateGenerator {
     func doubleConstant() -> Double { chance(0.7) ? pick(pools.prices) : Double(int(-100...500)) / 4 }
 
     func doubleE(_ d: Int) -> QE<Double> {
-        switch int(0...(d >= 4 ? 4 : 9)) {
+        switch int(0...(d >= 4 ? 4 : 10)) {
         case 0...2: return qKey(root, \QItem.price)
+        case 9: return qKeyE(qKeyE(qKey(root, \QItem.place), \QPlace.geo), chance(0.5) ? \QGeo.lat : \QGeo.lon)
         case 3, 4: return qConst(doubleConstant())
         case 5 where arithmetic < 2, 6 where arithmetic < 2:
             arithmetic += 1
@@ -807,8 +826,10 @@ final class QPredicateGenerator {
     func stringE(_ d: Int) -> QE<String> {
         if let part, chance(0.4) { return qKey(part, \QPart.label) }
         if let tag, chance(0.5) { return tag }
-        switch int(0...(d >= 4 ? 5 : 9)) {
+        switch int(0...(d >= 4 ? 5 : 11)) {
         case 0, 1: return qKey(root, \QItem.category)
+        case 9: return qKeyE(qKey(root, \QItem.place), \QPlace.city)
+        case 10: return qCoalesce(flatMap(qKey(root, \QItem.home)) { qKey($0, \QPlace.city) }, qConst(pick(["", "Oslo"])))
         case 2: return qKey(root, \QItem.code)
         case 3, 4, 5: return qConst(stringConstant())
         case 6: return qCoalesce(qKey(root, \QItem.note), qConst(pick(["", "hello", "x"])))
@@ -819,14 +840,18 @@ final class QPredicateGenerator {
     }
 
     func dateE() -> QE<Date> {
-        chance(0.6) ? qKey(root, \QItem.date) : qConst(pick(pools.dates))
+        switch int(0...4) {
+        case 0, 1: qKey(root, \QItem.date)
+        case 2: qKeyE(qKey(root, \QItem.place), \QPlace.since)
+        default: qConst(pick(pools.dates))
+        }
     }
 
     func optionalIntE() -> QE<Int?> {
         switch int(0...6) {
         case 0, 1, 2: return qKey(root, \QItem.rank)
         case 3: return flatMap(qKey(root, \QItem.owner)) { qKey($0, \QOwner.age) }
-        case 4: return flatMap(qKey(root, \QItem.note)) { qKey($0, \String.count) }
+        case 4: return chance(0.5) ? flatMap(qKey(root, \QItem.note)) { qKey($0, \String.count) } : qKeyE(qKey(root, \QItem.place), \QPlace.zip)
         case 5: return qNil(Int.self)
         default: return qConst(chance(0.2) ? nil : Int?(int(-1...13)))
         }
@@ -900,7 +925,7 @@ final class QPredicateGenerator {
     }
 
     private func leaf(_ d: Int) -> QE<Bool> {
-        switch int(0...35) {
+        switch int(0...36) {
         case 0: return qKey(root, \QItem.flag)
         case 1: return qConst(chance(0.5))
         case 2, 3: return chance(0.5) ? qEqual(intE(d), intE(d)) : qNotEqual(intE(d), qConst(intConstant()))
@@ -1007,6 +1032,20 @@ final class QPredicateGenerator {
                 : filterCount(PredicateExpressions.KeyPath(root: root, keyPath: \QItem.tags)) { v in self.withTag(v) { self.inner(d + 1) } }
             return qCompare(count, comparison(), qConst(int(0...3)))
         case 34: return qEqual(flatMap(qKey(root, \QItem.owner)) { qKey($0, \QOwner.name) }, qConst(String?(pick(pools.names))))
+        case 35:
+            // Members of the Codable attributes: Booleans, an enum, a nested struct.
+            let place = qKey(root, \QItem.place)
+            switch int(0...5) {
+            case 0: return qKeyE(place, chance(0.5) ? \QPlace.visited : \QPlace.rated)
+            case 1: return qEqual(qKeyE(place, \QPlace.kind), qConst(pick(QPlaceKind.allCases)))
+            case 2: return qEqual(qKeyE(place, \QPlace.geo), qConst(QGeo(lat: Double(int(-2...2)) * 0.5, lon: Double(int(-1...1)))))
+            case 3: return qEqual(flatMap(qKey(root, \QItem.home)) { qKey($0, \QPlace.visited) }, qConst(Bool?(chance(0.5))))
+            case 4: return qEqual(flatMap(qKey(root, \QItem.home)) { qKey($0, \QPlace.kind) }, qConst(QPlaceKind?(pick(QPlaceKind.allCases))))
+            default:
+                return qEqual(
+                    flatMap(qKey(root, \QItem.home)) { home in qKeyE(qKeyE(home, \QPlace.geo), \QGeo.lat) },
+                    qConst(Double?(Double(int(-4...4)) * 0.5)))
+            }
         default: return qCompare(qKey(root, \QItem.qty), comparison(), qConst(intConstant()))
         }
     }
@@ -1026,12 +1065,19 @@ enum QRender {
         \QPart.label: "label", \QPart.weight: "weight", \QPart.item: "item",
         \String.count: "count", \String.isEmpty: "isEmpty", \[String].count: "count", \[String].isEmpty: "isEmpty",
         \[QPart].count: "count", \[QPart].isEmpty: "isEmpty", \[QItem].count: "count",
+        \QItem.place: "place", \QItem.home: "home", \QPlace.city: "city", \QPlace.zip: "zip",
+        \QPlace.visited: "visited", \QPlace.rated: "rated", \QPlace.since: "since", \QPlace.geo: "geo",
+        \QPlace.kind: "kind", \QGeo.lat: "lat", \QGeo.lon: "lon",
     ]
 
     /// Counts the node types (without generic arguments) of an expression tree.
     static func tally(_ node: Any, into counts: inout [String: Int]) {
         let name = String(String(describing: type(of: node)).prefix { $0 != "<" })
         counts[name, default: 0] += 1
+        if name == "KeyPath", let keyPath = Mirror(reflecting: node).children.first(where: { $0.label == "keyPath" })?.value as? AnyKeyPath,
+           [ObjectIdentifier(QPlace.self), ObjectIdentifier(QGeo.self)].contains(ObjectIdentifier(type(of: keyPath).rootType)) {
+            counts["CodableMember", default: 0] += 1
+        }
         if name == "Value" || name == "Variable" || name == "NilLiteral" { return }
         for child in Mirror(reflecting: node).children where child.label != "keyPath" && child.label != "op" {
             if child.label == "key" { continue }

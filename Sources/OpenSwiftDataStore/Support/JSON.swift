@@ -1,7 +1,8 @@
 /// A JSON value that keeps what general JSON libraries lose and exports need:
 /// integers apart from floating-point numbers, 64-bit integers exactly, and the
 /// order of object members, so the same document always exports the same bytes.
-indirect enum JSON: Sendable {
+/// The CLI's export and import use it, and queries read `Codable` members with it.
+public indirect enum JSON: Sendable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -15,18 +16,18 @@ indirect enum JSON: Sendable {
     case object([(key: String, value: JSON)])
 
     /// The member named `key` of an object.
-    subscript(key: String) -> JSON? {
+    public subscript(key: String) -> JSON? {
         guard case let .object(members) = self else { return nil }
         return members.first { $0.key == key }?.value
     }
 
-    var isNull: Bool {
+    public var isNull: Bool {
         if case .null = self { return true }
         return false
     }
 
     /// What kind of JSON value this is, for error messages.
-    var kindName: String {
+    public var kindName: String {
         switch self {
         case .null: "null"
         case .bool: "a boolean"

@@ -1,22 +1,22 @@
 /// Reads JSON text (RFC 8259) into `JSON`, keeping integers exact and members in
 /// order. Strict, because an import must not guess: duplicate keys, trailing
 /// commas, numbers out of range and invalid UTF-8 are errors with a line and column.
-struct JSONParser {
-    struct Failure: Error, CustomStringConvertible {
-        var line: Int
-        var column: Int
-        var reason: String
-        var description: String { "line \(line), column \(column): \(reason)" }
+public struct JSONParser {
+    public struct Failure: Error, CustomStringConvertible {
+        public var line: Int
+        public var column: Int
+        public var reason: String
+        public var description: String { "line \(line), column \(column): \(reason)" }
     }
 
     /// Containers nest at most this deep, so hostile input cannot exhaust the stack.
-    static let maximumDepth = 512
+    public static let maximumDepth = 512
 
     private let bytes: [UInt8]
     private var position = 0
 
     /// Parses a whole text: one value, surrounded by nothing but whitespace.
-    static func parse(_ bytes: [UInt8]) throws(Failure) -> JSON {
+    public static func parse(_ bytes: [UInt8]) throws(Failure) -> JSON {
         var parser = JSONParser(bytes: bytes)
         if parser.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { parser.position = 3 }
         parser.skipWhitespace()
@@ -24,6 +24,24 @@ struct JSONParser {
         parser.skipWhitespace()
         guard parser.position == bytes.count else { throw parser.fail("unexpected text after the JSON value") }
         return value
+    }
+
+    /// The value at `path` (member names, outermost first) in the JSON text `bytes`,
+    /// or nil when a member on the way is missing or a value on the way is not an
+    /// object. Members it passes over are skipped, not kept.
+    public static func value(at path: [String], in bytes: [UInt8]) throws(Failure) -> JSON? {
+        var parser = JSONParser(bytes: bytes)
+        guard try parser.enter(path) else { return nil }
+        return try parser.value(depth: path.count)
+    }
+
+    /// Where in `bytes` the value at `path` is written, as `value(at:in:)` finds it.
+    public static func span(of path: [String], in bytes: [UInt8]) throws(Failure) -> Range<Int>? {
+        var parser = JSONParser(bytes: bytes)
+        guard try parser.enter(path) else { return nil }
+        let start = parser.position
+        try parser.skipValue(depth: path.count)
+        return start..<parser.position
     }
 
     private init(bytes: [UInt8]) {
@@ -86,23 +104,81 @@ struct JSONParser {
         while true {
             skipWhitespace()
             let keyStart = position
-            guard current == UInt8(ascii: "\"") else { throw fail("expected a member name in quotes") }
-            let key = try string()
+            let key = try memberName()
             guard keys.insert(key).inserted else { throw fail("duplicate member \"\(key)\"", at: keyStart) }
-            skipWhitespace()
-            guard current == UInt8(ascii: ":") else { throw fail("expected ':' after the member name") }
+            members.append((key, try value(depth: depth + 1)))
+            guard try another(before: UInt8(ascii: "}")) else { return .object(members) }
+        }
+    }
+
+    /// Reads a member name and the colon after it.
+    private mutating func memberName() throws(Failure) -> String {
+        skipWhitespace()
+        guard current == UInt8(ascii: "\"") else { throw fail("expected a member name in quotes") }
+        let key = try string()
+        skipWhitespace()
+        guard current == UInt8(ascii: ":") else { throw fail("expected ':' after the member name") }
+        position += 1
+        skipWhitespace()
+        return key
+    }
+
+    /// After a member or item: true past a comma, false past the container's `close`.
+    private mutating func another(before close: UInt8) throws(Failure) -> Bool {
+        skipWhitespace()
+        switch current {
+        case UInt8(ascii: ","):
+            position += 1
+            return true
+        case close:
+            position += 1
+            return false
+        default:
+            throw fail("expected ',' or '\(Character(Unicode.Scalar(close)))'")
+        }
+    }
+
+    /// Moves to the value of each member of `path` in turn; false when one is missing
+    /// or a value on the way is not an object.
+    private mutating func enter(_ path: [String]) throws(Failure) -> Bool {
+        skipWhitespace()
+        for (depth, name) in path.enumerated() {
+            guard current == UInt8(ascii: "{") else { return false }
+            guard depth < Self.maximumDepth else { throw fail("nested deeper than \(Self.maximumDepth) levels") }
             position += 1
             skipWhitespace()
-            members.append((key, try value(depth: depth + 1)))
-            skipWhitespace()
-            switch current {
-            case UInt8(ascii: ","): position += 1
-            case UInt8(ascii: "}"):
-                position += 1
-                return .object(members)
-            default: throw fail("expected ',' or '}'")
+            if current == UInt8(ascii: "}") { return false }
+            while try memberName() != name {
+                try skipValue(depth: depth + 1)
+                guard try another(before: UInt8(ascii: "}")) else { return false }
             }
         }
+        return true
+    }
+
+    /// Reads past one value without keeping it.
+    private mutating func skipValue(depth: Int) throws(Failure) {
+        guard let c = current else { throw fail("unexpected end of the text") }
+        let close: UInt8
+        switch c {
+        case UInt8(ascii: "{"): close = UInt8(ascii: "}")
+        case UInt8(ascii: "["): close = UInt8(ascii: "]")
+        default:
+            _ = try value(depth: depth)
+            return
+        }
+        guard depth < Self.maximumDepth else { throw fail("nested deeper than \(Self.maximumDepth) levels") }
+        position += 1
+        skipWhitespace()
+        if current == close {
+            position += 1
+            return
+        }
+        repeat {
+            if close == UInt8(ascii: "}") { _ = try memberName() }
+            skipWhitespace()
+            try skipValue(depth: depth + 1)
+        } while try another(before: close)
     }
 
     private mutating func array(depth: Int) throws(Failure) -> JSON {
@@ -114,18 +190,11 @@ struct JSONParser {
             position += 1
             return .array(items)
         }
-        while true {
+        repeat {
             skipWhitespace()
             items.append(try value(depth: depth + 1))
-            skipWhitespace()
-            switch current {
-            case UInt8(ascii: ","): position += 1
-            case UInt8(ascii: "]"):
-                position += 1
-                return .array(items)
-            default: throw fail("expected ',' or ']'")
-            }
-        }
+        } while try another(before: UInt8(ascii: "]"))
+        return .array(items)
     }
 
     private mutating func number() throws(Failure) -> JSON {

@@ -1,0 +1,28 @@
+import Foundation
+import SwiftData
+import Testing
+
+/// Fetches with `predicate` (sorted by `key`), checks whether it ran natively as
+/// `native` says, and compares the result and `fetchCount` with `Predicate.evaluate`
+/// over every model. With `splits`, the reference must keep some models and drop
+/// others, so the predicate says something about the data.
+func expectSameAsEvaluate<T: PersistentModel>(
+    _ predicate: Predicate<T>, in context: ModelContext, sortedBy key: KeyPath<T, String> & Sendable,
+    native: Bool, splits: Bool = false, sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    let descriptor = FetchDescriptor<T>(predicate: predicate, sortBy: [SortDescriptor(key)])
+    let explanation = try context.explain(descriptor)
+    if native {
+        #expect(explanation.filtering == .native, "\(explanation)", sourceLocation: sourceLocation)
+    } else {
+        #expect(explanation.filtering != .native, "\(explanation)", sourceLocation: sourceLocation)
+    }
+    let ours = try context.fetch(descriptor).map { $0[keyPath: key] }
+    let all = try context.fetch(FetchDescriptor<T>())
+    let reference = try all.filter { try predicate.evaluate($0) }.map { $0[keyPath: key] }.sorted()
+    #expect(ours == reference, sourceLocation: sourceLocation)
+    #expect(try context.fetchCount(descriptor) == reference.count, sourceLocation: sourceLocation)
+    if splits {
+        #expect(!reference.isEmpty && reference.count < all.count, "the predicate should split the models", sourceLocation: sourceLocation)
+    }
+}
