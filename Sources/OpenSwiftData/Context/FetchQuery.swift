@@ -80,79 +80,34 @@ struct FetchQuery<T: PersistentModel> {
         return try candidates(examined: &examined)
     }
 
+    /// Holds the interpreter's per-row state for a filter closure.
+    private final class EvaluatorBox {
+        var evaluator: RowEvaluator
+        init(_ evaluator: RowEvaluator) { self.evaluator = evaluator }
+    }
+
+    /// How many rows and pending models pass the filter, before the window; no
+    /// candidate is kept and nothing is sorted.
+    func matchCount() throws -> Int {
+        var count = 0
+        _ = try forEachStoredMatch { _, _ in count += 1 }
+        for model in changedModels where try descriptor.predicate?.evaluate(model) ?? true { count += 1 }
+        for model in pendingModels where try descriptor.predicate?.evaluate(model) ?? true { count += 1 }
+        return count
+    }
+
     /// `candidates()`, counting the stored rows and pending models tested.
     ///
     /// Models with unsaved changes are tested on their current values, apart from
     /// the stored rows (an index could not find them by values they do not have yet).
     func candidates(examined: inout Int) throws -> [Candidate] {
         var results: [Candidate] = []
-        var evaluator = RowEvaluator(version: version)
-        if case let .native(expression) = filter, context.hasChanges, expression.traversesRelationships {
-            evaluator.overlay = context.pendingRows()
-        }
-        let table = version.tables[entity]
-        let changed: [T] = context.changed.compactMap { context.registry[$0] as? T }
-        let pending: [T] = descriptor.includePendingChanges ? context.inserted.compactMap { context.registry[$0] as? T } : []
-        var tested = 0
-
-        func visit(_ id: RowID, _ row: Row) throws {
-            tested += 1
-            let identifier = context.identifier(of: layout, row: id)
-            if context.deletedSet.contains(identifier) || context.changed.contains(identifier) { return }
-            switch filter {
-            case .all:
-                results.append(Candidate(rowID: id, values: row, model: nil))
-            case let .native(expression):
-                if try evaluator.test(expression, row: row, id: id) {
-                    results.append(Candidate(rowID: id, values: row, model: nil))
-                }
-            case .fallback:
-                let model = context.registry[identifier] as? T
-                    ?? context.makeModel(T.self, identifier: identifier, row: row, generation: version.generation) as! T
-                if try descriptor.predicate?.evaluate(model) ?? true {
-                    results.append(Candidate(rowID: id, values: row, model: nil))
-                }
-            }
-        }
-
-        switch access {
-        case .scan:
-            try table.forEach(visit)
-        case let .unique(constraint, key):
-            if let id = version.lookup(unique: key, constraint: constraint, of: entity), let row = table[id] {
-                try visit(id, row)
-            }
-        case let .index(plan):
-            // With the order from the index, a window needs only its rows and the
-            // rows tied with its last one; unsaved models could land anywhere.
-            let needed = plan.providesOrder && changed.isEmpty && pending.isEmpty
-                ? descriptor.fetchLimit.map { $0 + max(descriptor.fetchOffset ?? 0, 0) } : nil
-            var boundary: ArraySlice<Value>?
-            let tree = version.orderedIndexes[entity][plan.index].tree
-            for range in plan.ranges {
-                var stop = false
-                try tree.scan(from: range.lower, to: range.upper, reverse: plan.reverse) { entry in
-                    if let boundary, entry.key[plan.orderSlotsRange] != boundary {
-                        stop = true
-                        return false
-                    }
-                    guard let row = table[entry.row] else { return true }
-                    try visit(entry.row, row)
-                    if boundary == nil, let needed, results.count >= needed {
-                        boundary = entry.key[plan.orderSlotsRange]
-                    }
-                    return true
-                }
-                if stop { break }
-            }
-            if plan.providesOrder && changed.isEmpty && pending.isEmpty {
-                // Index order is the sort order; ties are in row order going forward and
-                // in reverse row order going backward, where a stable sort wants row order.
-                if plan.reverse { reverseTies(&results, keys: plan.orderSlotsRange.map { plan.slots[$0] }) }
-                examined = tested
-                return results
-            }
-            results.sort { $0.rowID! < $1.rowID! }
+        let changed = changedModels, pending = pendingModels
+        let stored = try forEachStoredMatch { id, row in results.append(Candidate(rowID: id, values: row, model: nil)) }
+        var tested = stored.tested
+        if stored.inSortOrder {
+            examined = tested
+            return results
         }
         for model in changed {
             tested += 1
@@ -171,6 +126,120 @@ struct FetchQuery<T: PersistentModel> {
         return sorted(results)
     }
 
+    /// Registered models of this entity with unsaved changes.
+    private var changedModels: [T] {
+        context.changed.isEmpty ? [] : context.changed.compactMap { context.registry[$0] as? T }
+    }
+
+    /// Unsaved inserts of this entity, when the fetch includes pending changes.
+    private var pendingModels: [T] {
+        descriptor.includePendingChanges && !context.inserted.isEmpty ? context.inserted.compactMap { context.registry[$0] as? T } : []
+    }
+
+    /// Calls `body` with each stored row that passes the filter, leaving out deleted
+    /// and changed models, in row order (or in `sortBy` order when `inSortOrder`: an
+    /// index gave that order, nothing unsaved can interleave, and under a limit the
+    /// rows stop after the window and its ties). `tested` counts the rows tested.
+    private func forEachStoredMatch(_ body: (RowID, Row) throws -> Void) throws -> (tested: Int, inSortOrder: Bool) {
+        let passes = storedRowFilter()
+        let table = version.tables[entity]
+        var tested = 0
+        switch access {
+        case .scan:
+            try table.forEach { id, row in
+                if try passes(id, row) { try body(id, row) }
+            }
+            tested = table.count
+        case let .unique(constraint, key):
+            if let id = version.lookup(unique: key, constraint: constraint, of: entity), let row = table[id] {
+                tested = 1
+                if try passes(id, row) { try body(id, row) }
+            }
+        case let .index(plan):
+            // With the order from the index, a window needs only its rows and the
+            // rows tied with its last one; unsaved models could land anywhere.
+            let inSortOrder = plan.providesOrder && !hasUnsavedModels
+            let needed = inSortOrder ? descriptor.fetchLimit.map { $0 + max(descriptor.fetchOffset ?? 0, 0) } : nil
+            var boundary: ArraySlice<Value>?
+            var matched = 0
+            var matches: [(id: RowID, row: Row)] = []
+            let tree = version.orderedIndexes[entity][plan.index].tree
+            for range in plan.ranges {
+                var stop = false
+                try tree.scan(from: range.lower, to: range.upper, reverse: plan.reverse) { entry in
+                    if let boundary, entry.key[plan.orderSlotsRange] != boundary {
+                        stop = true
+                        return false
+                    }
+                    guard let row = table[entry.row] else { return true }
+                    tested += 1
+                    guard try passes(entry.row, row) else { return true }
+                    matches.append((entry.row, row))
+                    matched += 1
+                    if boundary == nil, let needed, matched >= needed {
+                        boundary = entry.key[plan.orderSlotsRange]
+                    }
+                    return true
+                }
+                if stop { break }
+            }
+            if inSortOrder {
+                // Index order is the sort order; ties are in row order going forward and
+                // in reverse row order going backward, where a stable sort wants row order.
+                if plan.reverse { reverseTies(&matches, keys: plan.orderSlotsRange.map { plan.slots[$0] }) }
+            } else {
+                matches.sort { $0.id < $1.id }
+            }
+            for match in matches { try body(match.id, match.row) }
+            return (tested, inSortOrder)
+        }
+        return (tested, false)
+    }
+
+    /// Whether models of this entity have unsaved changes, or are unsaved inserts the
+    /// fetch includes: they could land anywhere in an order an index gives.
+    private var hasUnsavedModels: Bool {
+        context.changed.contains { context.registry[$0] is T }
+            || descriptor.includePendingChanges && context.inserted.contains { context.registry[$0] is T }
+    }
+
+    /// Whether a stored row passes the filter, built once per fetch: closures over the
+    /// row's values where the predicate allows (`RowTest`), else the interpreter, else
+    /// a model and `Predicate.evaluate`. Deleted and changed models never pass.
+    private func storedRowFilter() -> (RowID, Row) throws -> Bool {
+        let test: (RowID, Row) throws -> Bool
+        switch filter {
+        case .all:
+            test = { _, _ in true }
+        case let .native(expression):
+            if case .unique = access {
+                // One row: not worth building closures for.
+            } else if let rowTest = RowTest(expression) {
+                test = { _, row in rowTest(row) }
+                break
+            }
+            var evaluator = RowEvaluator(version: version)
+            if context.hasChanges, expression.traversesRelationships { evaluator.overlay = context.pendingRows() }
+            let box = EvaluatorBox(evaluator)
+            test = { id, row in try box.evaluator.test(expression, row: row, id: id) }
+        case .fallback:
+            test = { [context, layout, version, descriptor] id, row in
+                let identifier = context.identifier(of: layout, row: id)
+                let model = context.registry[identifier] as? T
+                    ?? context.makeModel(T.self, identifier: identifier, row: row, generation: version.generation) as! T
+                return try descriptor.predicate?.evaluate(model) ?? true
+            }
+        }
+        // Without deleted or changed models, no row needs its identifier.
+        let deleted = context.deletedSet, changed = context.changed
+        guard !deleted.isEmpty || !changed.isEmpty else { return test }
+        return { [context, layout] id, row in
+            let identifier = context.identifier(of: layout, row: id)
+            if deleted.contains(identifier) || changed.contains(identifier) { return false }
+            return try test(id, row)
+        }
+    }
+
     /// Entries in the plan's ranges, counted up to a cap (an estimate for `explain`).
     func estimate(_ plan: IndexPlan, cap: Int = 100_000) -> Int {
         var count = 0
@@ -187,12 +256,12 @@ struct FetchQuery<T: PersistentModel> {
     // MARK: Sorting and windowing
 
     /// Reverses each run of candidates whose `keys` slots are equal.
-    private func reverseTies(_ candidates: inout [Candidate], keys: [Int]) {
+    private func reverseTies(_ rows: inout [(id: RowID, row: Row)], keys: [Int]) {
         var start = 0
-        while start < candidates.count {
+        while start < rows.count {
             var end = start + 1
-            while end < candidates.count, keys.allSatisfy({ candidates[end].values[$0] == candidates[start].values[$0] }) { end += 1 }
-            if end - start > 1 { candidates[start..<end].reverse() }
+            while end < rows.count, keys.allSatisfy({ rows[end].row[$0] == rows[start].row[$0] }) { end += 1 }
+            if end - start > 1 { rows[start..<end].reverse() }
             start = end
         }
     }

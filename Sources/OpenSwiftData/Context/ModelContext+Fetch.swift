@@ -22,7 +22,7 @@ extension ModelContext {
             return FetchQuery<T>.window(of: rows, descriptor).count
         }
         let query = try FetchQuery(descriptor, context: self)
-        return query.window(try query.candidates()).count
+        return FetchQuery<T>.window(of: try query.matchCount(), descriptor).count
     }
 
     /// The models of `fetch(_:)`, read from the store `batchSize` at a time as the

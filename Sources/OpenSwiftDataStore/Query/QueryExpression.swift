@@ -77,6 +77,32 @@ public indirect enum QueryExpression: Hashable, Sendable {
     }
 }
 
+extension QueryExpression.ComparisonOperator {
+    /// Whether `a op b`: false when either is nil; Swift's operators on numbers (so
+    /// NaN compares false, as in `Predicate.evaluate`), `Value`'s order otherwise.
+    @inlinable
+    public func holds(_ a: Value, _ b: Value) -> Bool {
+        if case let .double(x) = a, case let .double(y) = b { return holds(x, y) }
+        if a.isNull || b.isNull { return false }
+        switch self {
+        case .lessThan: return a < b
+        case .lessThanOrEqual: return !(b < a)
+        case .greaterThan: return b < a
+        case .greaterThanOrEqual: return !(a < b)
+        }
+    }
+
+    @inlinable
+    public func holds<C: Comparable>(_ a: C, _ b: C) -> Bool {
+        switch self {
+        case .lessThan: a < b
+        case .lessThanOrEqual: a <= b
+        case .greaterThan: a > b
+        case .greaterThanOrEqual: a >= b
+        }
+    }
+}
+
 extension QueryExpression {
     /// Whether evaluating the expression reads rows other than the root's.
     public var traversesRelationships: Bool {

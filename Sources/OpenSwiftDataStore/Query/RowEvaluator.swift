@@ -74,14 +74,7 @@ public struct RowEvaluator {
         case let .notEqual(l, r):
             return .bool(try evaluate(l) != evaluate(r))
         case let .compare(op, l, r):
-            let a = try evaluate(l), b = try evaluate(r)
-            if a.isNull || b.isNull { return .bool(false) }
-            switch op {
-            case .lessThan: return .bool(a < b)
-            case .lessThanOrEqual: return .bool(!(b < a))
-            case .greaterThan: return .bool(b < a)
-            case .greaterThanOrEqual: return .bool(!(a < b))
-            }
+            return .bool(op.holds(try evaluate(l), try evaluate(r)))
         case let .and(l, r):
             return .bool(try evaluate(l) == .bool(true) && evaluate(r) == .bool(true))
         case let .or(l, r):
