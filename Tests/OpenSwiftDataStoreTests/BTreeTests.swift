@@ -3,17 +3,6 @@ import Testing
 
 /// The B-tree against a sorted array, on randomized operations with fixed seeds.
 @Suite struct BTreeTests {
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     typealias Model = [(key: [Value], row: RowID)]
 
     static func sorted(_ model: Model) -> Model {
@@ -39,7 +28,7 @@ import Testing
 
     @Test(arguments: [1, 2, 3, 4])
     func randomizedInsertsRemovesAndScans(seed: UInt64) {
-        var rng = SplitMix(state: seed)
+        var rng = SplitMix(seed: seed)
         var tree = BTree()
         var model: Model = []
         var nextRow: Int64 = 1
@@ -79,7 +68,7 @@ import Testing
     }
 
     @Test func bulkBuildMatchesIncrementalInserts() {
-        var rng = SplitMix(state: 9)
+        var rng = SplitMix(seed: 9)
         var model: Model = []
         for row in 1...5_000 { model.append(([.double(Double.random(in: -1...1, using: &rng))], RowID(Int64(row)))) }
         let sorted = Self.sorted(model)
