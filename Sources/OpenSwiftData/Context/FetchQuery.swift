@@ -68,7 +68,7 @@ struct FetchQuery<T: PersistentModel> {
         }
         access = QueryPlanner(
             filter: filter, layout: layout, indexes: version.orderedIndexes[entity].map { $0.slots },
-            sortBy: descriptor.sortBy, limited: descriptor.fetchLimit != nil
+            sortBy: descriptor.sortBy, limited: (descriptor.fetchLimit ?? 0) > 0
         ).plan()
     }
 
@@ -90,7 +90,7 @@ struct FetchQuery<T: PersistentModel> {
     /// candidate is kept and nothing is sorted.
     func matchCount() throws -> Int {
         var count = 0
-        _ = try forEachStoredMatch { _, _ in count += 1 }
+        _ = try forEachStoredMatch(inOrder: false) { _, _ in count += 1 }
         for model in changedModels where try descriptor.predicate?.evaluate(model) ?? true { count += 1 }
         for model in pendingModels where try descriptor.predicate?.evaluate(model) ?? true { count += 1 }
         return count
@@ -139,8 +139,11 @@ struct FetchQuery<T: PersistentModel> {
     /// Calls `body` with each stored row that passes the filter, leaving out deleted
     /// and changed models, in row order (or in `sortBy` order when `inSortOrder`: an
     /// index gave that order, nothing unsaved can interleave, and under a limit the
-    /// rows stop after the window and its ties). `tested` counts the rows tested.
-    private func forEachStoredMatch(_ body: (RowID, Row) throws -> Void) throws -> (tested: Int, inSortOrder: Bool) {
+    /// rows stop after the window and its ties; in no particular order when not
+    /// `inOrder`). `tested` counts the rows tested.
+    private func forEachStoredMatch(
+        inOrder: Bool = true, _ body: (RowID, Row) throws -> Void
+    ) throws -> (tested: Int, inSortOrder: Bool) {
         let passes = storedRowFilter()
         let table = version.tables[entity]
         var tested = 0
@@ -159,7 +162,9 @@ struct FetchQuery<T: PersistentModel> {
             // With the order from the index, a window needs only its rows and the
             // rows tied with its last one; unsaved models could land anywhere.
             let inSortOrder = plan.providesOrder && !hasUnsavedModels
-            let needed = inSortOrder ? descriptor.fetchLimit.map { $0 + max(descriptor.fetchOffset ?? 0, 0) } : nil
+            // (A limit of 0 or less means none, as in `window`.)
+            let needed = inSortOrder
+                ? descriptor.fetchLimit.flatMap { $0 > 0 ? $0 + max(descriptor.fetchOffset ?? 0, 0) : nil } : nil
             var boundary: ArraySlice<Value>?
             var matched = 0
             var matches: [(id: RowID, row: Row)] = []
@@ -187,7 +192,7 @@ struct FetchQuery<T: PersistentModel> {
                 // Index order is the sort order; ties are in row order going forward and
                 // in reverse row order going backward, where a stable sort wants row order.
                 if plan.reverse { reverseTies(&matches, keys: plan.orderSlotsRange.map { plan.slots[$0] }) }
-            } else {
+            } else if inOrder {
                 matches.sort { $0.id < $1.id }
             }
             for match in matches { try body(match.id, match.row) }

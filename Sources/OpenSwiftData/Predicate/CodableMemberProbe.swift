@@ -12,7 +12,12 @@ import OpenSwiftDataStore
 /// time and with bit patterns for Booleans, and accepts a member only when every
 /// round names the same one, so an `init(from:)` that changes what it reads (or two
 /// properties holding one value) makes the predicate fall back instead of matching
-/// the wrong member.
+/// the wrong member. A last round reports the member (and each member on its way)
+/// missing: the engine reads a missing member as nil, so a type that fills in a
+/// default instead (`decodeIfPresent(…) ?? 0`, a fallback key) falls back too.
+///
+/// The probe runs the type's `init(from:)` on markers: an initializer that traps on
+/// values it does not expect (a force-unwrap, a `precondition`) traps here as well.
 ///
 /// Only stored properties are probed (`MemoryLayout.offset(of:)` is nil for computed
 /// ones), so no computed property runs on the markers. Arrays and dictionaries
@@ -49,29 +54,47 @@ enum CodableMemberProbe {
             if candidates?.isEmpty ?? true { return nil }
             number += 1
         }
-        guard let candidates, candidates.count == 1 else { return nil }
-        return candidates.first
+        guard let candidates, candidates.count == 1, let path = candidates.first else { return nil }
+        // Where the JSON lacks the member, or a member on the way (written by an older
+        // version of the type, say), the engine reads nil: the type must agree, by
+        // failing to decode or by leaving the property nil, not by filling in a default.
+        for length in 1...max(path.count, 1) {
+            let round = ProbeRound(number: 0, booleanRounds: booleanRounds, absent: Array(path.prefix(length)))
+            if let instance = try? decodable.init(from: ProbeDecoder(round: round, path: [])) as? Root,
+               !ValueCoding.encode(instance[keyPath: keyPath]).isNull {
+                return nil
+            }
+        }
+        return path
     }
 }
 
 /// One decoding pass of the probe: which marker it handed out where.
 private final class ProbeRound {
-    enum Kind: Hashable { case bool, signed, unsigned, floating, string, other }
+    enum Kind: Hashable { case bool, signed, unsigned, floating, string, enumeration, other }
 
     struct ProbeFailed: Error {}
 
-    /// Containers nest at most this deep, so a recursive type cannot recurse forever.
+    /// Containers nest at most this deep, and a round decodes at most this many
+    /// values, so a recursive type cannot make the probe recurse forever.
     static let maximumDepth = 32
+    static let maximumDecodes = 10_000
 
     let number: Int
     let booleanRounds: Int
+    /// The coding path this round reports missing (nil in JSON terms).
+    let absent: [String]?
     private(set) var handedOut: [(path: [String], value: Value)] = []
     private var counters: [Kind: Int] = [:]
+    private var decodes = 0
 
-    init(number: Int, booleanRounds: Int) {
+    init(number: Int, booleanRounds: Int, absent: [String]? = nil) {
         self.number = number
         self.booleanRounds = booleanRounds
+        self.absent = absent
     }
+
+    func isAbsent(_ path: [String]) -> Bool { path == absent }
 
     func count(of kind: Kind) -> Int { counters[kind, default: 0] }
 
@@ -84,6 +107,11 @@ private final class ProbeRound {
     private var isEven: Bool { number % 2 == 0 }
 
     func decode<T: Decodable>(_ type: T.Type, at path: [String]) throws -> T {
+        decodes += 1
+        guard decodes <= Self.maximumDecodes else { throw ProbeFailed() }
+        if isAbsent(path) {
+            throw DecodingError.keyNotFound(ProbeKey(stringValue: path.last ?? ""), .init(codingPath: [], debugDescription: "probed as missing"))
+        }
         if let marker = try marker(for: type, at: path) {
             handedOut.append((path, marker.stored))
             guard let value = marker.value as? T else { throw ProbeFailed() }
@@ -111,7 +139,7 @@ private final class ProbeRound {
 
     private func someCase<C: CaseIterable>(of type: C.Type) -> Any? {
         let cases = Array(C.allCases)
-        return cases.isEmpty ? nil : cases[number % cases.count]
+        return cases.isEmpty ? nil : cases[(number + next(.enumeration)) % cases.count]
     }
 
     /// A marker for a primitive `type`, and its stored form; nil for other types.
@@ -215,8 +243,8 @@ private struct ProbeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     var codingPath: [any CodingKey] { decoder.codingPath }
     var allKeys: [Key] { [] }
 
-    func contains(_ key: Key) -> Bool { true }
-    func decodeNil(forKey key: Key) throws -> Bool { false }
+    func contains(_ key: Key) -> Bool { !decoder.round.isAbsent(path(key)) }
+    func decodeNil(forKey key: Key) throws -> Bool { decoder.round.isAbsent(path(key)) }
 
     private func path(_ key: Key) -> [String] { decoder.path + [key.stringValue] }
 
@@ -237,7 +265,10 @@ private struct ProbeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try decoder.round.decode(type, at: path(key)) }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-        try ProbeDecoder(round: decoder.round, codingPath: codingPath + [key]).container(keyedBy: type)
+        if decoder.round.isAbsent(path(key)) {
+            throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "probed as missing"))
+        }
+        return try ProbeDecoder(round: decoder.round, codingPath: codingPath + [key]).container(keyedBy: type)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
@@ -257,7 +288,7 @@ private struct ProbeSingleValueContainer: SingleValueDecodingContainer {
     let decoder: ProbeDecoder
     var codingPath: [any CodingKey] { decoder.codingPath }
 
-    func decodeNil() -> Bool { false }
+    func decodeNil() -> Bool { decoder.round.isAbsent(decoder.path) }
     func decode(_ type: Bool.Type) throws -> Bool { try decoder.round.decode(type, at: decoder.path) }
     func decode(_ type: String.Type) throws -> String { try decoder.round.decode(type, at: decoder.path) }
     func decode(_ type: Double.Type) throws -> Double { try decoder.round.decode(type, at: decoder.path) }

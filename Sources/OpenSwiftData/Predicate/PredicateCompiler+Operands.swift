@@ -104,7 +104,10 @@ extension PredicateExpressions.KeyPath: CompilablePredicateExpression {
             default: throw PredicateCompiler.Unsupported(description: "\(keyPath) on related models")
             }
         case .value:
-            switch ValueKeyPath(keyPath, on: Root.Output.self) {
+            // A collection of Codable values is stored as one JSON value: its count and
+            // elements are not the engine's to read.
+            let storedNatively = Root.Output.self == String.self || Root.Output.self is any _StorableValue.Type
+            switch storedNatively ? ValueKeyPath(keyPath, on: Root.Output.self) : nil {
             case .count?: return .value(.count(base.expression))
             case .isEmpty?: return .value(.isEmpty(base.expression))
             case .first?: return .value(.first(base.expression))

@@ -8,11 +8,24 @@ extension PredicateCompiler {
     /// The parts of a node that tests each element of a sequence: the compiled
     /// sequence, the variable bound to its elements, and the compiled test.
     mutating func elementTest(
-        _ sequence: Any, _ key: PredicateExpressions.VariableID, _ test: Any
+        _ sequence: Any, of type: Any.Type, _ key: PredicateExpressions.VariableID, _ test: Any
     ) throws -> (source: Node, variable: Int, test: QueryExpression) {
         let source = try compile(sequence)
+        try Self.requireStoredElements(source, type)
         let id = bind(key, elementsOf: source, wrapped: false)
         return (source, id, try compile(test).expression)
+    }
+
+    /// Requires that the engine can walk a sequence's elements: a to-many
+    /// relationship, a string, or an array or set of natively stored values. An array
+    /// of `Codable` structs or enums is stored as one JSON value, so operations on it
+    /// run on models.
+    static func requireStoredElements(_ node: Node, _ type: Any.Type) throws {
+        if case .rows = node.shape { return }
+        let bare = unwrappedType(type)
+        guard bare == String.self || bare is any _StorableValue.Type else {
+            throw Unsupported(description: "elements of \(type), which is stored as JSON")
+        }
     }
 }
 
@@ -23,7 +36,9 @@ extension PredicateExpressions.SequenceContains: CompilablePredicateExpression {
     }
 
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
-        .value(.contains(try compiler.compile(sequence).expression, try compiler.compile(element).expression))
+        let source = try compiler.compile(sequence)
+        try PredicateCompiler.requireStoredElements(source, LHS.Output.self)
+        return .value(.contains(source.expression, try compiler.compile(element).expression))
     }
 }
 
@@ -34,7 +49,7 @@ extension PredicateExpressions.SequenceContainsWhere: CompilablePredicateExpress
     }
 
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
-        let (source, id, test) = try compiler.elementTest(sequence, variable.key, test)
+        let (source, id, test) = try compiler.elementTest(sequence, of: LHS.Output.self, variable.key, test)
         return .value(.containsWhere(source.expression, variable: id, test: test))
     }
 }
@@ -46,7 +61,7 @@ extension PredicateExpressions.SequenceAllSatisfy: CompilablePredicateExpression
     }
 
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
-        let (source, id, test) = try compiler.elementTest(sequence, variable.key, test)
+        let (source, id, test) = try compiler.elementTest(sequence, of: LHS.Output.self, variable.key, test)
         return .value(.allSatisfy(source.expression, variable: id, test: test))
     }
 }
@@ -58,7 +73,7 @@ extension PredicateExpressions.Filter: CompilablePredicateExpression {
     }
 
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
-        let (source, id, test) = try compiler.elementTest(sequence, variable.key, filter)
+        let (source, id, test) = try compiler.elementTest(sequence, of: LHS.Output.self, variable.key, filter)
         return PredicateCompiler.Node(expression: .filter(source.expression, variable: id, test: test), shape: source.shape)
     }
 }
@@ -70,7 +85,9 @@ extension PredicateExpressions.SequenceStartsWith: CompilablePredicateExpression
     }
 
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
-        .value(.startsWith(try compiler.compile(base).expression, try compiler.compile(prefix).expression))
+        let source = try compiler.compile(base)
+        try PredicateCompiler.requireStoredElements(source, Base.Output.self)
+        return .value(.startsWith(source.expression, try compiler.compile(prefix).expression))
     }
 }
 
@@ -107,6 +124,7 @@ extension PredicateExpressions.CollectionIndexSubscript: CompilablePredicateExpr
             throw PredicateCompiler.Unsupported(description: "subscript of \(Wrapped.Output.self)")
         }
         let base = try compiler.compile(wrapped)
+        try PredicateCompiler.requireStoredElements(base, Wrapped.Output.self)
         let shape: PredicateCompiler.Shape = if case let .rows(entity) = base.shape { .row(entity: entity) } else { .value }
         return PredicateCompiler.Node(
             expression: .subscripted(base.expression, try compiler.compile(index).expression), shape: shape)

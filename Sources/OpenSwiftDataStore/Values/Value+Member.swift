@@ -23,6 +23,8 @@ extension Value {
             }
             guard let json = try JSONParser.value(at: path, in: bytes) else { return .null }
             return try Value(json, as: type)
+        } catch let failure as QueryEvaluationError {
+            throw failure
         } catch {
             throw .typeMismatch("stored JSON cannot be read: \(error)")
         }

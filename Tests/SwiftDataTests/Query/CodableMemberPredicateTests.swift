@@ -26,13 +26,40 @@ import Testing
         var opened: Date
         var position: Coordinates
         var climate: Climate
+        var winterClimate: Climate
         var tags: [String]
+        /// Not coded: it keeps its default in every decoded value.
+        var note = ""
 
         var shout: String { name.uppercased() }
 
         enum CodingKeys: String, CodingKey {
             case name = "n", capacity = "cap", isIndoor = "in", hasParking = "p", isAccessible = "a"
-            case opened = "o", position = "pos", climate = "cl", tags = "t"
+            case opened = "o", position = "pos", climate = "cl", winterClimate = "wcl", tags = "t"
+        }
+    }
+
+    struct Stop: Codable, Hashable {
+        var city: String
+    }
+
+    /// Leaves `level` out of its JSON when it has its default, and fills the default
+    /// in when decoding: the JSON has no member where the value is 7.
+    struct Settings: Codable, Hashable {
+        var level: Int
+
+        enum CodingKeys: String, CodingKey { case level }
+
+        init(level: Int) { self.level = level }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            level = try container.decodeIfPresent(Int.self, forKey: .level) ?? 7
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            if level != 7 { try container.encode(level, forKey: .level) }
         }
     }
 
@@ -54,6 +81,8 @@ import Testing
         var venue: Venue
         var backup: Venue?
         var shouted: Shouted
+        var stops: [Stop] = []
+        var settings = Settings(level: 7)
 
         init(title: String, venue: Venue, backup: Venue?, shouted: Shouted) {
             self.title = title
@@ -72,16 +101,19 @@ import Testing
             isIndoor: i % 2 == 0, hasParking: i % 3 == 1, isAccessible: i % 5 != 0,
             opened: Date(timeIntervalSinceReferenceDate: Double(i) * 86_400.5),
             position: Coordinates(latitude: Double(i) / 4, longitude: -Double(i)),
-            climate: Climate.allCases[i % 3], tags: i % 2 == 0 ? ["a"] : [])
+            climate: Climate.allCases[i % 3], winterClimate: Climate.allCases[(i / 2) % 3], tags: i % 2 == 0 ? ["a"] : [])
     }
 
     init() throws {
         container = try ModelContainer(for: Event.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
         context = ModelContext(container)
         for i in 0..<12 {
-            context.insert(Event(
+            let event = Event(
                 title: "e\(i < 10 ? "0" : "")\(i)", venue: Self.venue(i), backup: i % 4 == 0 ? nil : Self.venue(i + 1),
-                shouted: Shouted(label: "label \(i % 3)")))
+                shouted: Shouted(label: "label \(i % 3)"))
+            event.stops = (0..<(i % 3)).map { Stop(city: ["Oslo", "Lima"][($0 + i) % 2]) }
+            event.settings = Settings(level: 5 + i % 4)
+            context.insert(event)
         }
         try context.save()
     }
@@ -121,6 +153,9 @@ import Testing
         try check(#Predicate { $0.venue.position == spot })
         let cold = Climate.cold
         try check(#Predicate { $0.venue.climate == cold })
+        // Two members of one enum type are told apart.
+        try check(#Predicate { $0.venue.winterClimate == cold })
+        try check(#Predicate { $0.venue.climate == $0.venue.winterClimate })
         try check(#Predicate { $0.backup?.position.latitude == 1 })
     }
 
@@ -130,6 +165,23 @@ import Testing
         try check(#Predicate { $0.venue.shout == "HALL" }, native: false)
         try check(#Predicate { $0.shouted.label == "LABEL 1" }, native: false)
         try check(#Predicate { $0.venue.tags.isEmpty }, native: false)
+        try check(#Predicate { $0.venue.note.isEmpty && $0.venue.name == "Dome" }, native: false)
+    }
+
+    /// A member the JSON leaves out reads as nil natively; a type that fills in a
+    /// default instead must be evaluated on models.
+    @Test func defaultedMembersFallBack() throws {
+        try check(#Predicate { $0.settings.level == 7 }, native: false)
+        try check(#Predicate { $0.settings.level < 7 }, native: false)
+    }
+
+    /// Arrays of Codable structs are stored as one JSON value: predicates over their
+    /// elements run on models (they used to fail as a type mismatch).
+    @Test func arraysOfCodableValuesFallBack() throws {
+        try check(#Predicate { $0.stops.contains { $0.city == "Oslo" } }, native: false)
+        try check(#Predicate { $0.stops.allSatisfy { $0.city == "Lima" } }, native: false)
+        try check(#Predicate { $0.stops.count == 1 }, native: false)
+        try check(#Predicate { $0.stops.isEmpty }, native: false)
     }
 
     @Test func pendingChangesAreReadTheSameWay() throws {
