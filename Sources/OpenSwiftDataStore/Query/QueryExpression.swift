@@ -131,7 +131,8 @@ extension QueryExpression {
         func sub(_ e: QueryExpression) throws -> QueryExpression { try e.substitutingParameters(value) }
         switch self {
         case let .parameter(i): return try value(i)
-        case .constant, .root, .variable: return self
+        // Leaves and steps from the root hold no parameters: kept, not rebuilt.
+        case .constant, .root, .variable, .attribute(.root, _, _), .toOne(.root, _, _, _), .toMany(.root, _, _, _): return self
         case let .attribute(e, entity, slot): return .attribute(try sub(e), entity: entity, slot: slot)
         case let .toOne(e, entity, slot, destination): return .toOne(try sub(e), entity: entity, slot: slot, destination: destination)
         case let .toMany(e, entity, slot, destination): return .toMany(try sub(e), entity: entity, slot: slot, destination: destination)
