@@ -165,9 +165,11 @@ struct FetchQuery<T: PersistentModel> {
             // (A limit of 0 or less means none, as in `window`.)
             let needed = inSortOrder
                 ? descriptor.fetchLimit.flatMap { $0 > 0 ? $0 + max(descriptor.fetchOffset ?? 0, 0) : nil } : nil
+            // Rows go straight to `body` unless they must be put in order first.
+            let reorders = inSortOrder ? plan.reverse : inOrder
             var boundary: ArraySlice<Value>?
             var matched = 0
-            var matches: [(id: RowID, row: Row)] = []
+            var held: [(id: RowID, row: Row)] = []
             let tree = version.orderedIndexes[entity][plan.index].tree
             for range in plan.ranges {
                 var stop = false
@@ -179,7 +181,7 @@ struct FetchQuery<T: PersistentModel> {
                     guard let row = table[entry.row] else { return true }
                     tested += 1
                     guard try passes(entry.row, row) else { return true }
-                    matches.append((entry.row, row))
+                    if reorders { held.append((entry.row, row)) } else { try body(entry.row, row) }
                     matched += 1
                     if boundary == nil, let needed, matched >= needed {
                         boundary = entry.key[plan.orderSlotsRange]
@@ -188,14 +190,16 @@ struct FetchQuery<T: PersistentModel> {
                 }
                 if stop { break }
             }
-            if inSortOrder {
+            if reorders {
                 // Index order is the sort order; ties are in row order going forward and
                 // in reverse row order going backward, where a stable sort wants row order.
-                if plan.reverse { reverseTies(&matches, keys: plan.orderSlotsRange.map { plan.slots[$0] }) }
-            } else if inOrder {
-                matches.sort { $0.id < $1.id }
+                if inSortOrder {
+                    reverseTies(&held, keys: plan.orderSlotsRange.map { plan.slots[$0] })
+                } else {
+                    held.sort { $0.id < $1.id }
+                }
+                for match in held { try body(match.id, match.row) }
             }
-            for match in matches { try body(match.id, match.row) }
             return (tested, inSortOrder)
         }
         return (tested, false)
@@ -217,9 +221,9 @@ struct FetchQuery<T: PersistentModel> {
         case .all:
             test = { _, _ in true }
         case let .native(expression):
-            if case .unique = access {
-                // One row: not worth building closures for.
-            } else if let rowTest = RowTest(expression) {
+            // Closures pay off over many rows, not the one row of a unique-key lookup.
+            let manyRows = if case .unique = access { false } else { true }
+            if manyRows, let rowTest = RowTest(expression) {
                 test = { _, row in rowTest(row) }
                 break
             }

@@ -108,8 +108,7 @@ extension PredicateExpressions.KeyPath: CompilablePredicateExpression {
         case .value:
             // A collection of Codable values is stored as one JSON value: its count and
             // elements are not the engine's to read.
-            let storedNatively = Root.Output.self == String.self || Root.Output.self is any _StorableValue.Type
-            switch storedNatively ? ValueKeyPath(keyPath, on: Root.Output.self) : nil {
+            switch PredicateCompiler.isStoredNatively(Root.Output.self) ? ValueKeyPath(keyPath, on: Root.Output.self) : nil {
             case .count?: return .value(.count(base.expression))
             case .isEmpty?: return .value(.isEmpty(base.expression))
             case .first?: return .value(.first(base.expression))
@@ -126,7 +125,7 @@ extension PredicateCompiler {
     /// A stored property of a `Codable` value (a composite attribute, or a member of
     /// one), read from the value's stored JSON; nested members become one path.
     static func codableMember<Root, Member>(_ keyPath: KeyPath<Root, Member>, of base: QueryExpression) throws -> QueryExpression {
-        guard !(Root.self is any _StorableValue.Type), Root.self is any Codable.Type else {
+        guard !isStoredNatively(Root.self), Root.self is any Codable.Type else {
             throw Unsupported(description: "\(keyPath) on a value")
         }
         let type = ValueCoding.valueType(of: Member.self)

@@ -22,8 +22,7 @@ extension PredicateCompiler {
     /// run on models.
     static func requireStoredElements(_ node: Node, _ type: Any.Type) throws {
         if case .rows = node.shape { return }
-        let bare = unwrappedType(type)
-        guard bare == String.self || bare is any _StorableValue.Type else {
+        guard isStoredNatively(type) else {
             throw Unsupported(description: "elements of \(type), which is stored as JSON")
         }
     }

@@ -168,10 +168,15 @@ struct PredicateFingerprint {
 }
 
 extension PredicateCompiler {
+    /// Whether values of `type` are stored as the engine's own values (strings,
+    /// numbers, arrays of them…) rather than as `Codable` JSON.
+    static func isStoredNatively(_ type: Any.Type) -> Bool {
+        unwrappedType(type) is any _StorableValue.Type
+    }
+
     /// Requires that values of `type` order the same way stored values do.
     static func requireNativeOrder(_ type: Any.Type, _ what: String) throws {
-        let bare = unwrappedType(type)
-        guard bare is any _StorableValue.Type else {
+        guard isStoredNatively(type) else {
             throw Unsupported(description: "\(what) on \(type) is evaluated on models")
         }
     }
