@@ -129,7 +129,7 @@ enum DocumentImport {
         for (e, table) in tables.enumerated() {
             let entity = schema.entities[e]
             var holders = entity.uniqueness.map { _ in [[Value]: Int64]() }
-            var rows = Table()
+            var rows = Table(entity: entity)
             for (id, row) in table.rows {
                 for (c, slots) in entity.uniqueness.enumerated() {
                     let key = slots.map { row[$0] }

@@ -44,7 +44,7 @@ import Testing
                 attributes: (0..<Self.slots).map { AttributeDescription(name: "a\($0)", type: .string, isOptional: true) },
                 relationships: []),
         ])
-        var evaluator = RowEvaluator(version: StoreVersion(schema: schema, tables: [Table()], generation: 0))
+        var evaluator = RowEvaluator(version: StoreVersion(schema: schema, tables: [Table(entity: schema.entities[0])], generation: 0))
         let rows: [Row] = (0..<60).map { _ in (0..<Self.slots).map { _ in Self.pool.randomElement(using: &rng)! } }
         var checked = 0, held = 0
         for _ in 0..<400 {

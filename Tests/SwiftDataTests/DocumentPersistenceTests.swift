@@ -252,4 +252,42 @@ import Testing
         let container = try ModelContainer(for: Trip.self, configurations: configuration)
         #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 10)
     }
+
+    /// Deleting the rows with the highest identifiers, compacting and reopening left
+    /// the next identifier segments past the last stored row; the next insert trapped.
+    @Test func insertAfterDeletingTheNewestRowsAndCompacting() throws {
+        defer { cleanUp() }
+        let configuration = ModelConfiguration(url: url("newest.store"))
+        do {
+            let container = try ModelContainer(for: Ticket.self, configurations: configuration)
+            let context = ModelContext(container)
+            for number in 0..<2_100 { context.insert(Ticket(number: number)) }
+            try context.save()
+            try context.delete(model: Ticket.self, where: #Predicate { $0.number >= 1_000 })
+            try context.save()
+            try container.compactDocument()
+        }
+        do {
+            let container = try ModelContainer(for: Ticket.self, configurations: configuration)
+            let context = ModelContext(container)
+            #expect(try context.fetchCount(FetchDescriptor<Ticket>()) == 1_000)
+            context.insert(Ticket(number: 5_000))
+            try context.save()
+        }
+        let reopened = ModelContext(try ModelContainer(for: Ticket.self, configurations: configuration))
+        #expect(try reopened.fetchCount(FetchDescriptor<Ticket>()) == 1_001)
+        let newest = try reopened.fetch(FetchDescriptor<Ticket>(predicate: #Predicate { $0.number == 5_000 }))
+        #expect(newest.count == 1)
+        let oldest = try reopened.fetch(FetchDescriptor<Ticket>(sortBy: [SortDescriptor(\.number)]))
+        #expect(oldest.first?.number == 0)
+        // Identifiers are never reused: the new row's is above every deleted one's.
+        let ids = try reopened.fetch(FetchDescriptor<Ticket>()).map(\.persistentModelID)
+        #expect(Set(ids).count == 1_001)
+        #expect(newest.first.map { $0.persistentModelID > ids[999] } == true)
+    }
+}
+
+@Model final class Ticket {
+    @Attribute(.unique) var number: Int
+    init(number: Int) { self.number = number }
 }

@@ -90,7 +90,11 @@ struct FetchQuery<T: PersistentModel> {
     /// candidate is kept and nothing is sorted.
     func matchCount() throws -> Int {
         var count = 0
-        _ = try forEachStoredMatch(inOrder: false) { _, _ in count += 1 }
+        if case .scan = access, !hasExcludedRows, let columns = columnFilter {
+            count = version.tables[entity].countMatches(columns)
+        } else {
+            _ = try forEachStoredMatch(inOrder: false) { _, _ in count += 1 }
+        }
         for model in changedModels where try descriptor.predicate?.evaluate(model) ?? true { count += 1 }
         for model in pendingModels where try descriptor.predicate?.evaluate(model) ?? true { count += 1 }
         return count
@@ -149,8 +153,15 @@ struct FetchQuery<T: PersistentModel> {
         var tested = 0
         switch access {
         case .scan:
-            try table.forEach { id, row in
-                if try passes(id, row) { try body(id, row) }
+            if let columns = columnFilter {
+                let excluded = excludedRows
+                try table.forEachMatch(columns) { id, row in
+                    if excluded?(id) != true { try body(id, row) }
+                }
+            } else {
+                try table.forEach { id, row in
+                    if try passes(id, row) { try body(id, row) }
+                }
             }
             tested = table.count
         case let .unique(constraint, key):
@@ -239,13 +250,31 @@ struct FetchQuery<T: PersistentModel> {
                 return try descriptor.predicate?.evaluate(model) ?? true
             }
         }
-        // Without deleted or changed models, no row needs its identifier.
+        guard let excluded = excludedRows else { return test }
+        return { id, row in try !excluded(id) && test(id, row) }
+    }
+
+    /// The scan's column kernels, when the predicate compiles to them (`ColumnFilter`).
+    private var columnFilter: ColumnFilter? {
+        switch filter {
+        case .all: ColumnFilter(.constant(.bool(true)), kinds: version.tables[entity].kinds)
+        case let .native(expression): ColumnFilter(expression, kinds: version.tables[entity].kinds)
+        case .fallback: nil
+        }
+    }
+
+    /// Whether some stored rows stand for deleted or changed models.
+    private var hasExcludedRows: Bool { !context.deletedSet.isEmpty || !context.changed.isEmpty }
+
+    /// Whether a stored row stands for a deleted or changed model, which never passes
+    /// as stored (changed models are tested on their current values instead); nil
+    /// when no row does, so no row needs its identifier.
+    private var excludedRows: ((RowID) -> Bool)? {
         let deleted = context.deletedSet, changed = context.changed
-        guard !deleted.isEmpty || !changed.isEmpty else { return test }
-        return { [context, layout] id, row in
+        guard !deleted.isEmpty || !changed.isEmpty else { return nil }
+        return { [context, layout] id in
             let identifier = context.identifier(of: layout, row: id)
-            if deleted.contains(identifier) || changed.contains(identifier) { return false }
-            return try test(id, row)
+            return deleted.contains(identifier) || changed.contains(identifier)
         }
     }
 

@@ -138,7 +138,7 @@ public struct DocumentReader {
             }
             placement = order
         }
-        var tables = schema.entities.map { _ in Table() }
+        var tables = schema.entities.map { Table(entity: $0) }
         var orders: [[[RowID]?]] = schema.entities.map { $0.orderedIndexSlots.map { _ in nil } }
         while true {
             guard let frame = try next(inSnapshot: true) else { break }

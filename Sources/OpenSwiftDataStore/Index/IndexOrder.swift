@@ -7,12 +7,24 @@ enum IndexOrder {
         slots.count == 1 ? [row[slots[0]]] : slots.map { row[$0] }
     }
 
+    /// The key of row `id` of `table` over `slots`, read from its columns; nil when
+    /// no row has that identifier.
+    static func key(of id: RowID, in table: Table, slots: [Int]) -> [Value]? {
+        guard let (s, p) = table.locate(id) else { return nil }
+        let columns = table.segments[s].columns
+        return slots.count == 1 ? [columns[slots[0]].value(at: p)] : slots.map { columns[$0].value(at: p) }
+    }
+
     /// Every row of `table` as an entry of the index over `slots`, sorted.
     /// - Complexity: O(n log n)
     static func sorted(_ table: Table, slots: [Int]) -> [BTree.Entry] {
         var entries: [BTree.Entry] = []
         entries.reserveCapacity(table.count)
-        table.forEach { id, row in entries.append(BTree.Entry(key: key(of: row, slots: slots), row: id)) }
+        if slots.count == 1 {
+            table.forEach(slot: slots[0]) { id, value in entries.append(BTree.Entry(key: [value], row: id)) }
+        } else {
+            table.forEach { id, row in entries.append(BTree.Entry(key: key(of: row, slots: slots), row: id)) }
+        }
         entries.sort(by: BTree.less)
         return entries
     }
@@ -31,15 +43,15 @@ enum IndexOrder {
                 guard seen.insert(id).inserted else { return nil }
                 continue
             }
-            guard let row = table[id] else { return nil }
-            let entry = BTree.Entry(key: key(of: row, slots: slots), row: id)
+            guard let key = key(of: id, in: table, slots: slots) else { return nil }
+            let entry = BTree.Entry(key: key, row: id)
             if let last = base.last, !BTree.less(last, entry) { return nil }
             base.append(entry)
         }
         var extra: [BTree.Entry] = []
         for id in touched {
-            guard let row = table[id] else { continue }
-            extra.append(BTree.Entry(key: key(of: row, slots: slots), row: id))
+            guard let key = key(of: id, in: table, slots: slots) else { continue }
+            extra.append(BTree.Entry(key: key, row: id))
         }
         // Every untouched row must be in the order exactly once.
         let untouchedInTable = table.count - extra.count

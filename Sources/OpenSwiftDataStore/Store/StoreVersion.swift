@@ -15,7 +15,7 @@ public struct StoreVersion: Sendable {
 
     init(schema: StoreSchema) {
         self.schema = schema
-        self.tables = schema.entities.map { _ in Table() }
+        self.tables = schema.entities.map { Table(entity: $0) }
         self.uniqueIndexes = schema.entities.map { entity in entity.uniqueness.map { UniqueIndex(slots: $0) } }
         self.orderedIndexes = schema.entities.map { entity in entity.orderedIndexSlots.map { OrderedIndex(slots: $0) } }
     }

@@ -1,72 +1,150 @@
 /// A row: the values of one entity instance, slot by slot (see `EntityDescription`).
+///
+/// Tables store columns, not rows; a `Row` is what crosses the engine's boundary
+/// (commits, documents, the interpreter, the API module).
 public typealias Row = [Value]
 
-/// One entity's rows, versioned by copy-on-write chunks.
+/// One entity's rows, stored by column in fixed-size segments and versioned by
+/// copy-on-write buffers.
 ///
-/// Rows live in fixed-size chunks addressed by row identifier. A published store
-/// version shares every chunk with the next version except the ones a commit
-/// touched, so publishing costs O(changes × chunk size + rows / chunk size)
-/// rather than O(rows), and a reader keeps a consistent version without locks.
+/// Rows sit at dense positions in insertion order; a segment holds `segmentSize`
+/// positions, with one `Column` per slot and a bitmap of live positions. Row
+/// identifiers are kept apart from positions: each segment records its first
+/// identifier and, only when its identifiers are not consecutive, all of them. So a
+/// table costs O(rows) whatever its identifiers (a row saved under 2³² is one row),
+/// and looking an identifier up is O(1) while identifiers stay dense, O(log rows)
+/// when they do not.
+///
+/// A published store version shares every buffer with the next one except those a
+/// commit writes: an update copies the touched columns of one segment, a delete one
+/// bitmap, an insert the tail segment's columns (each at most once per commit).
 public struct Table: Sendable {
-    static let chunkShift = 10
-    static let chunkSize = 1 << chunkShift
+    static let segmentShift = 12
+    /// Positions per segment (4,096).
+    public static let segmentSize = 1 << segmentShift
 
-    /// Immutable once published; mutated in place only while uniquely referenced.
-    final class Chunk: @unchecked Sendable {
-        var rows: [Row?]
-        init(rows: [Row?]) { self.rows = rows }
-    }
-
-    private var chunks: [Chunk] = []
+    /// The column kinds, slot by slot.
+    public let kinds: [ColumnKind]
+    var segments: [Segment] = []
     /// Number of live rows.
     public private(set) var count = 0
     /// The raw value the next inserted row gets.
     public private(set) var nextRawID: Int64 = 1
 
-    public init() {}
-
-    /// The row stored under `id`, if it exists.
-    /// - Complexity: O(1)
-    public subscript(id: RowID) -> Row? {
-        let (c, o) = Self.position(of: id)
-        guard id.rawValue > 0, c < chunks.count else { return nil }
-        return chunks[c].rows[o]
+    /// An empty table for rows whose slots store as `kinds`.
+    public init(kinds: [ColumnKind]) {
+        self.kinds = kinds
     }
 
-    public func contains(_ id: RowID) -> Bool { self[id] != nil }
+    /// An empty table for rows of `entity`.
+    public init(entity: EntityDescription) {
+        self.init(kinds: ColumnKind.kinds(of: entity))
+    }
+
+    // MARK: Reading
+
+    /// The row stored under `id`, if it exists.
+    /// - Complexity: O(slots), plus O(log rows) when identifiers are not dense.
+    public subscript(id: RowID) -> Row? {
+        guard let (s, p) = locate(id) else { return nil }
+        return segments[s].row(at: p)
+    }
+
+    /// Whether a row is stored under `id`.
+    /// - Complexity: O(1), or O(log rows) when identifiers are not dense.
+    public func contains(_ id: RowID) -> Bool { locate(id) != nil }
+
+    /// The value in `slot` of the row stored under `id`.
+    /// - Complexity: O(1), or O(log rows) when identifiers are not dense.
+    public func value(_ id: RowID, slot: Int) -> Value? {
+        guard let (s, p) = locate(id) else { return nil }
+        return segments[s].columns[slot].value(at: p)
+    }
+
+    /// Calls `body` for every live row, in identifier order.
+    /// - Complexity: O(rows × slots)
+    public func forEach(_ body: (RowID, Row) throws -> Void) rethrows {
+        for segment in segments {
+            try Bitmap.forEachSet(segment.live) { p in try body(segment.id(at: p), segment.row(at: p)) }
+        }
+    }
+
+    /// Calls `body` with the identifier and `slot`'s value of every live row, in
+    /// identifier order, making no row.
+    /// - Complexity: O(rows)
+    public func forEach(slot: Int, _ body: (RowID, Value) throws -> Void) rethrows {
+        for segment in segments {
+            let column = segment.columns[slot]
+            try Bitmap.forEachSet(segment.live) { p in try body(segment.id(at: p), column.value(at: p)) }
+        }
+    }
+
+    /// Identifiers of every live row, in order.
+    /// - Complexity: O(rows)
+    public var rowIDs: [RowID] {
+        var ids: [RowID] = []
+        ids.reserveCapacity(count)
+        for segment in segments {
+            Bitmap.forEachSet(segment.live) { ids.append(segment.id(at: $0)) }
+        }
+        return ids
+    }
+
+    /// The segment and position holding `id`, when a live row has it.
+    @inline(__always)
+    func locate(_ id: RowID) -> (segment: Int, position: Int)? {
+        let raw = id.rawValue
+        guard raw > 0, !segments.isEmpty else { return nil }
+        // While identifiers are dense, segment s starts at s × segmentSize + 1.
+        var s = Int(truncatingIfNeeded: (raw - 1) >> Int64(Self.segmentShift))
+        if s >= segments.count || !segments[s].spans(raw) {
+            guard let found = segmentSpanning(raw) else { return nil }
+            s = found
+        }
+        guard let p = segments[s].position(of: raw), Bitmap.test(segments[s].live, p) else { return nil }
+        return (s, p)
+    }
+
+    /// The segment whose identifier range holds `raw`, by binary search.
+    private func segmentSpanning(_ raw: Int64) -> Int? {
+        var low = 0, high = segments.count
+        while low < high {
+            let mid = (low + high) / 2
+            if segments[mid].lastID < raw { low = mid + 1 } else { high = mid }
+        }
+        return low < segments.count && segments[low].firstID <= raw ? low : nil
+    }
+
+    // MARK: Writing
 
     /// Stores `row` under a new identifier and returns it.
-    /// - Complexity: amortized O(1); O(chunk size) the first time a shared chunk is touched.
+    /// - Complexity: amortized O(slots); O(segment size × slots) the first time a
+    ///   commit writes a shared tail segment.
     public mutating func insert(_ row: Row) -> RowID {
         let id = RowID(nextRawID)
-        nextRawID += 1
-        let (c, o) = Self.position(of: id)
-        if c == chunks.count {
-            chunks.append(Chunk(rows: [Row?](repeating: nil, count: Self.chunkSize)))
-        }
-        mutateChunk(c) { $0.rows[o] = row }
-        count += 1
+        append(row, id: id.rawValue)
         return id
     }
 
     /// Stores `row` under `id`, whether or not a row is there: how documents load
     /// rows with the identifiers they were saved under.
-    /// - Complexity: amortized O(1); O(chunk size) the first time a shared chunk is touched.
+    /// - Complexity: as `insert` when `id` is above every identifier so far or names
+    ///   a position already used; O(rows × slots) otherwise (a rebuild in order).
     public mutating func put(_ id: RowID, _ row: Row) {
         precondition(id.rawValue > 0, "put of a temporary row \(id)")
-        let (c, o) = Self.position(of: id)
-        if chunks.count <= c {
-            // Chunks below `c` that hold no row share one empty chunk until written.
-            let empty = Chunk(rows: [Row?](repeating: nil, count: Self.chunkSize))
-            while chunks.count <= c { chunks.append(empty) }
+        let raw = id.rawValue
+        if let last = segments.last, raw <= last.lastID {
+            if let s = segmentSpanning(raw), let p = segments[s].position(of: raw) {
+                if !Bitmap.test(segments[s].live, p) { count += 1 }
+                segments[s].write(row, at: p)
+                segments[s].setLive(p, true)
+            } else {
+                insertOutOfOrder(row, id: raw)
+            }
+        } else {
+            append(row, id: raw)
         }
-        var wasEmpty = false
-        mutateChunk(c) {
-            wasEmpty = $0.rows[o] == nil
-            $0.rows[o] = row
-        }
-        if wasEmpty { count += 1 }
-        if id.rawValue >= nextRawID { nextRawID = id.rawValue + 1 }
+        if raw >= nextRawID { nextRawID = raw + 1 }
     }
 
     /// Makes sure no future insert reuses an identifier below `next`.
@@ -75,50 +153,59 @@ public struct Table: Sendable {
     }
 
     /// Replaces the row stored under `id`; the row must exist.
+    /// - Complexity: O(slots), plus a copy of each written column the first time.
     public mutating func update(_ id: RowID, to row: Row) {
-        let (c, o) = Self.position(of: id)
-        precondition(contains(id), "update of a missing row \(id)")
-        mutateChunk(c) { $0.rows[o] = row }
+        guard let (s, p) = locate(id) else { preconditionFailure("update of a missing row \(id)") }
+        segments[s].write(row, at: p, changedFrom: segments[s].row(at: p))
+    }
+
+    /// Replaces the value in `slot` of the row stored under `id`; the row must exist.
+    public mutating func update(_ id: RowID, slot: Int, to value: Value) {
+        guard let (s, p) = locate(id) else { preconditionFailure("update of a missing row \(id)") }
+        segments[s].columns[slot].set(value, at: p)
     }
 
     /// Removes the row stored under `id`, returning it.
+    /// - Complexity: O(slots); O(segments) when it empties a segment.
     @discardableResult
     public mutating func remove(_ id: RowID) -> Row? {
-        guard let old = self[id] else { return nil }
-        let (c, o) = Self.position(of: id)
-        mutateChunk(c) { $0.rows[o] = nil }
+        guard let (s, p) = locate(id) else { return nil }
+        let old = segments[s].row(at: p)
+        segments[s].setLive(p, false)
+        for slot in kinds.indices { segments[s].columns[slot].clear(at: p) }
         count -= 1
+        if segments[s].liveCount == 0, s != segments.count - 1 {
+            // An emptied segment costs nothing once dropped: identifiers are looked up
+            // by range, not by position.
+            segments.remove(at: s)
+        } else if segments[s].isSparse {
+            segments[s].compact()
+        }
         return old
     }
 
-    /// Calls `body` for every live row, in identifier order.
-    /// - Complexity: O(rows + chunks)
-    public func forEach(_ body: (RowID, Row) throws -> Void) rethrows {
-        for (c, chunk) in chunks.enumerated() {
-            let base = Int64(c << Self.chunkShift)
-            for (o, row) in chunk.rows.enumerated() {
-                if let row { try body(RowID(base + Int64(o)), row) }
-            }
+    /// Appends `row` under `raw`, above every identifier stored so far.
+    private mutating func append(_ row: Row, id raw: Int64) {
+        if segments.isEmpty || segments[segments.count - 1].isFull {
+            segments.append(Segment(kinds: kinds, firstID: raw))
         }
+        segments[segments.count - 1].append(row, id: raw)
+        count += 1
+        if raw >= nextRawID { nextRawID = raw + 1 }
     }
 
-    /// Identifiers of every live row, in order.
-    public var rowIDs: [RowID] {
-        var ids: [RowID] = []
-        ids.reserveCapacity(count)
-        forEach { id, _ in ids.append(id) }
-        return ids
-    }
-
-    private static func position(of id: RowID) -> (chunk: Int, offset: Int) {
-        let raw = Int(id.rawValue)
-        return (raw >> chunkShift, raw & (chunkSize - 1))
-    }
-
-    private mutating func mutateChunk(_ c: Int, _ body: (Chunk) -> Void) {
-        if !isKnownUniquelyReferenced(&chunks[c]) {
-            chunks[c] = Chunk(rows: chunks[c].rows)
-        }
-        body(chunks[c])
+    /// Puts a row under an identifier below the last one that no position has: the
+    /// table is rebuilt in identifier order (documents never do this; an import with
+    /// rows out of order can).
+    private mutating func insertOutOfOrder(_ row: Row, id raw: Int64) {
+        var rows: [(RowID, Row)] = []
+        rows.reserveCapacity(count + 1)
+        forEach { rows.append(($0, $1)) }
+        let at = rows.firstIndex { $0.0.rawValue > raw } ?? rows.count
+        rows.insert((RowID(raw), row), at: at)
+        let next = nextRawID
+        self = Table(kinds: kinds)
+        for (id, row) in rows { append(row, id: id.rawValue) }
+        nextRawID = max(next, nextRawID)
     }
 }

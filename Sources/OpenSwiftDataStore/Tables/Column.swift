@@ -1,0 +1,196 @@
+import Foundation
+
+/// How a column stores its values: contiguous typed buffers for the kinds scans and
+/// indexes read most, `Value`s for the rest.
+public enum ColumnKind: Hashable, Sendable {
+    case bool
+    case int
+    case uint
+    /// `Double` and `Float` attributes.
+    case double
+    /// Seconds since the reference date, as `Date` holds them.
+    case date
+    case string
+    /// A to-one relationship: the destination row's identifier.
+    case reference
+    /// A to-many relationship: the destination rows' identifiers, in order.
+    case references
+    /// Any other value (data, UUIDs, URLs, decimals, collections, `Codable` composites).
+    case value
+
+    /// The column kind for an attribute of `type`.
+    public init(_ type: ValueType) {
+        switch type {
+        case .bool: self = .bool
+        case .int: self = .int
+        case .uint: self = .uint
+        case .float, .double: self = .double
+        case .date: self = .date
+        case .string: self = .string
+        default: self = .value
+        }
+    }
+
+    /// The column kinds of a row of `entity`, slot by slot.
+    public static func kinds(of entity: EntityDescription) -> [ColumnKind] {
+        entity.attributes.map { ColumnKind($0.type) } + entity.relationships.map { $0.isToMany ? .references : .reference }
+    }
+}
+
+/// One column of one segment: the values of one slot for the segment's positions.
+///
+/// Exactly one buffer is in use, the one `kind` names; `present` marks the positions
+/// whose value is not nil (typed kinds only: a `.value` column stores `.null` itself).
+/// A value that does not fit the typed buffer (an integer in a `Double` column, say,
+/// from an imported document) turns the column into a `.value` column, so every
+/// `Value` round-trips exactly.
+///
+/// Buffers are Swift arrays, so a published version shares them and a commit copies
+/// only the columns it writes.
+struct Column: Sendable {
+    private(set) var kind: ColumnKind
+    private(set) var ints: [Int64] = []
+    private(set) var uints: [UInt64] = []
+    /// `.double` values, and `.date` values as seconds since the reference date.
+    private(set) var doubles: [Double] = []
+    private(set) var strings: [String] = []
+    private(set) var lists: [[RowID]] = []
+    private(set) var values: [Value] = []
+    /// `.bool` values, one bit per position.
+    private(set) var bits: [UInt64] = []
+    /// One bit per position: set where the value is not nil (typed kinds).
+    private(set) var present: [UInt64] = []
+    private(set) var count = 0
+
+    init(kind: ColumnKind) {
+        self.kind = kind
+    }
+
+    // MARK: Reading
+
+    /// The value at `position`.
+    /// - Complexity: O(1)
+    func value(at position: Int) -> Value {
+        if kind == .value { return values[position] }
+        guard Bitmap.test(present, position) else { return .null }
+        switch kind {
+        case .bool: return .bool(Bitmap.test(bits, position))
+        case .int: return .int(ints[position])
+        case .uint: return .uint(uints[position])
+        case .double: return .double(doubles[position])
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: doubles[position]))
+        case .string: return .string(strings[position])
+        case .reference: return .reference(RowID(ints[position]))
+        case .references: return .references(lists[position])
+        case .value: return values[position]
+        }
+    }
+
+    /// Whether the value at `position` is nil.
+    func isNull(at position: Int) -> Bool {
+        kind == .value ? values[position].isNull : !Bitmap.test(present, position)
+    }
+
+    // MARK: Writing
+
+    /// Adds `value` after the last position.
+    /// - Complexity: amortized O(1)
+    mutating func append(_ value: Value) {
+        count += 1
+        if Bitmap.wordCount(count) > present.count { present.append(0) }
+        switch kind {
+        case .bool: if Bitmap.wordCount(count) > bits.count { bits.append(0) }
+        case .int, .reference: ints.append(0)
+        case .uint: uints.append(0)
+        case .double, .date: doubles.append(0)
+        case .string: strings.append("")
+        case .references: lists.append([])
+        case .value: values.append(.null)
+        }
+        set(value, at: count - 1)
+    }
+
+    /// Replaces the value at `position`.
+    /// - Complexity: O(1); O(count) when the value does not fit the typed buffer.
+    mutating func set(_ value: Value, at position: Int) {
+        if kind == .value {
+            values[position] = value
+            return
+        }
+        if case .null = value {
+            clear(at: position)
+            return
+        }
+        switch (kind, value) {
+        case let (.bool, .bool(v)): Bitmap.set(&bits, position, v)
+        case let (.int, .int(v)): ints[position] = v
+        case let (.uint, .uint(v)): uints[position] = v
+        case let (.double, .double(v)): doubles[position] = v
+        case let (.date, .date(v)): doubles[position] = v.timeIntervalSinceReferenceDate
+        case let (.string, .string(v)): strings[position] = v
+        case let (.reference, .reference(v)): ints[position] = v.rawValue
+        case let (.references, .references(v)): lists[position] = v
+        default:
+            becomeValues()
+            values[position] = value
+            return
+        }
+        Bitmap.set(&present, position, true)
+    }
+
+    /// Makes the value at `position` nil, releasing what it held.
+    mutating func clear(at position: Int) {
+        switch kind {
+        case .value: values[position] = .null
+        case .string: strings[position] = ""
+        case .references: lists[position] = []
+        default: break
+        }
+        Bitmap.set(&present, position, false)
+    }
+
+    /// Turns the column into a `.value` column holding the same values.
+    private mutating func becomeValues() {
+        let all = (0..<count).map(value(at:))
+        self = Column(kind: .value)
+        values = all
+        count = all.count
+    }
+
+    /// The column without the positions `keep` does not list, in `keep`'s order.
+    func compacted(keeping keep: [Int]) -> Column {
+        var column = Column(kind: kind)
+        for p in keep { column.append(value(at: p)) }
+        return column
+    }
+}
+
+/// Bit operations on `[UInt64]` bitmaps, bit `i` in word `i / 64`.
+enum Bitmap {
+    @inline(__always)
+    static func wordCount(_ bits: Int) -> Int { (bits + 63) >> 6 }
+
+    @inline(__always)
+    static func test(_ words: [UInt64], _ i: Int) -> Bool { words[i >> 6] & (1 << UInt64(i & 63)) != 0 }
+
+    @inline(__always)
+    static func set(_ words: inout [UInt64], _ i: Int, _ on: Bool) {
+        if on { words[i >> 6] |= 1 << UInt64(i & 63) } else { words[i >> 6] &= ~(1 << UInt64(i & 63)) }
+    }
+
+    /// The number of set bits.
+    static func popcount(_ words: [UInt64]) -> Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
+
+    /// Calls `body` with the position of every set bit, in order.
+    @inline(__always)
+    static func forEachSet(_ words: [UInt64], _ body: (Int) throws -> Void) rethrows {
+        for (w, word) in words.enumerated() {
+            var rest = word
+            while rest != 0 {
+                let bit = rest.trailingZeroBitCount
+                try body(w << 6 | bit)
+                rest &= rest - 1
+            }
+        }
+    }
+}

@@ -1,0 +1,101 @@
+/// Up to `Table.segmentSize` positions of one table: a column per slot, the live
+/// positions, and the identifiers of the rows at those positions.
+struct Segment: Sendable {
+    var columns: [Column]
+    /// One bit per position: set where a row lives.
+    private(set) var live: [UInt64] = []
+    private(set) var liveCount = 0
+    /// Positions used, live or not.
+    private(set) var used = 0
+    /// The identifier at position 0.
+    private(set) var firstID: Int64
+    /// The identifier at each position, when they are not `firstID, firstID + 1, …`;
+    /// empty while they are. Always ascending.
+    private(set) var ids: [Int64] = []
+
+    init(kinds: [ColumnKind], firstID: Int64) {
+        self.columns = kinds.map(Column.init(kind:))
+        self.firstID = firstID
+    }
+
+    var isFull: Bool { used == Table.segmentSize }
+
+    /// The identifier at the last used position.
+    var lastID: Int64 { ids.last ?? (firstID + Int64(used) - 1) }
+
+    /// Whether `raw` lies within this segment's identifiers (stored or not).
+    @inline(__always)
+    func spans(_ raw: Int64) -> Bool { raw >= firstID && raw <= lastID }
+
+    /// The position that holds (or held) identifier `raw`.
+    @inline(__always)
+    func position(of raw: Int64) -> Int? {
+        if ids.isEmpty {
+            let p = raw - firstID
+            return p >= 0 && p < Int64(used) ? Int(p) : nil
+        }
+        var low = 0, high = ids.count
+        while low < high {
+            let mid = (low + high) / 2
+            if ids[mid] < raw { low = mid + 1 } else { high = mid }
+        }
+        return low < ids.count && ids[low] == raw ? low : nil
+    }
+
+    @inline(__always)
+    func id(at position: Int) -> RowID {
+        RowID(ids.isEmpty ? firstID + Int64(position) : ids[position])
+    }
+
+    func row(at position: Int) -> Row {
+        columns.map { $0.value(at: position) }
+    }
+
+    /// Whether most used positions are dead, so compacting pays.
+    var isSparse: Bool { used >= 1_024 && liveCount * 4 < used }
+
+    mutating func append(_ row: Row, id raw: Int64) {
+        precondition(used == 0 || raw > lastID, "identifiers must ascend within a table")
+        if !ids.isEmpty || (used > 0 && raw != lastID + 1) {
+            if ids.isEmpty { ids = (0..<Int64(used)).map { firstID + $0 } }
+            ids.append(raw)
+        }
+        if used == 0 { firstID = raw }
+        for (slot, value) in row.enumerated() { columns[slot].append(value) }
+        used += 1
+        if Bitmap.wordCount(used) > live.count { live.append(0) }
+        setLive(used - 1, true)
+    }
+
+    mutating func write(_ row: Row, at position: Int) {
+        for (slot, value) in row.enumerated() { columns[slot].set(value, at: position) }
+    }
+
+    /// Writes the slots of `row` that differ from `old`, so unchanged columns stay shared.
+    mutating func write(_ row: Row, at position: Int, changedFrom old: Row) {
+        for (slot, value) in row.enumerated() where value != old[slot] { columns[slot].set(value, at: position) }
+    }
+
+    mutating func setLive(_ position: Int, _ on: Bool) {
+        guard Bitmap.test(live, position) != on else { return }
+        Bitmap.set(&live, position, on)
+        liveCount += on ? 1 : -1
+    }
+
+    /// Drops the dead positions; live rows keep their identifiers and order.
+    /// - Complexity: O(used × slots)
+    mutating func compact() {
+        var keep: [Int] = []
+        keep.reserveCapacity(liveCount)
+        Bitmap.forEachSet(live) { keep.append($0) }
+        let keptIDs = keep.map { id(at: $0).rawValue }
+        columns = columns.map { $0.compacted(keeping: keep) }
+        used = keep.count
+        liveCount = keep.count
+        live = [UInt64](repeating: 0, count: Bitmap.wordCount(used))
+        for p in 0..<used { Bitmap.set(&live, p, true) }
+        firstID = keptIDs.first ?? firstID
+        let consecutive = keptIDs.last.map { $0 - firstID == Int64(keptIDs.count - 1) } ?? true
+        ids = consecutive ? [] : keptIDs
+    }
+}
