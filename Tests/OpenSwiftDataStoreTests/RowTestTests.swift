@@ -20,19 +20,8 @@ import Testing
             : .constant(Self.pool.randomElement(using: &rng)!)
     }
 
-    func expression(_ depth: Int, _ rng: inout SplitMix) -> QueryExpression {
-        switch Int.random(in: 0...(depth > 3 ? 4 : 8), using: &rng) {
-        case 0: return .equal(operand(&rng), operand(&rng))
-        case 1: return .notEqual(operand(&rng), operand(&rng))
-        case 2, 3:
-            let op = [QueryExpression.ComparisonOperator.lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual]
-                .randomElement(using: &rng)!
-            return .compare(op, operand(&rng), operand(&rng))
-        case 4: return Bool.random(using: &rng) ? .attribute(.root, entity: 0, slot: 0) : .constant(.bool(Bool.random(using: &rng)))
-        case 5, 6: return .and(expression(depth + 1, &rng), expression(depth + 1, &rng))
-        case 7: return .or(expression(depth + 1, &rng), expression(depth + 1, &rng))
-        default: return .not(expression(depth + 1, &rng))
-        }
+    func expression(_ rng: inout SplitMix) -> QueryExpression {
+        randomPredicate(&rng, operand: operand, booleanSlot: { _ in 0 })
     }
 
     @Test(arguments: [UInt64(1), 2, 3])
@@ -48,7 +37,7 @@ import Testing
         let rows: [Row] = (0..<60).map { _ in (0..<Self.slots).map { _ in Self.pool.randomElement(using: &rng)! } }
         var checked = 0, held = 0
         for _ in 0..<400 {
-            let predicate = expression(0, &rng)
+            let predicate = expression(&rng)
             let test = try #require(RowTest(predicate), "\(predicate)")
             for row in rows {
                 let expected = try evaluator.test(predicate, row: row, id: RowID(1))

@@ -12,8 +12,10 @@ struct FetchQuery<T: PersistentModel> {
     /// A row (or unsaved model) that passed the filter.
     struct Candidate {
         var rowID: RowID?
-        /// Current values in the engine's form, for sorting.
-        var values: Row
+        /// Current values in the engine's form, when already read (unsaved models
+        /// always; stored rows when a test read them whole). Nil for a stored row
+        /// not read: sorting reads its keys from the table, and its model is a fault.
+        var values: Row?
         /// The model, when one already exists (registered or pending).
         var model: T?
     }
@@ -144,9 +146,10 @@ struct FetchQuery<T: PersistentModel> {
     /// and changed models, in row order (or in `sortBy` order when `inSortOrder`: an
     /// index gave that order, nothing unsaved can interleave, and under a limit the
     /// rows stop after the window and its ties; in no particular order when not
-    /// `inOrder`). `tested` counts the rows tested.
+    /// `inOrder`). `body` gets the row's values when the test read them whole.
+    /// `tested` counts the rows tested.
     private func forEachStoredMatch(
-        inOrder: Bool = true, _ body: (RowID, Row) throws -> Void
+        inOrder: Bool = true, _ body: (RowID, Row?) throws -> Void
     ) throws -> (tested: Int, inSortOrder: Bool) {
         let passes = storedRowFilter()
         let table = version.tables[entity]
@@ -155,19 +158,19 @@ struct FetchQuery<T: PersistentModel> {
         case .scan:
             if let columns = columnFilter {
                 let excluded = excludedRows
-                try table.forEachMatch(columns) { id, row in
-                    if excluded?(id) != true { try body(id, row) }
+                try table.forEachMatch(columns) { id in
+                    if excluded?(id) != true { try body(id, nil) }
                 }
             } else {
-                try table.forEach { id, row in
-                    if try passes(id, row) { try body(id, row) }
+                for id in table.rowIDs {
+                    if let row = try passes(id) { try body(id, row) }
                 }
             }
             tested = table.count
         case let .unique(constraint, key):
-            if let id = version.lookup(unique: key, constraint: constraint, of: entity), let row = table[id] {
+            if let id = version.lookup(unique: key, constraint: constraint, of: entity), table.contains(id) {
                 tested = 1
-                if try passes(id, row) { try body(id, row) }
+                if let row = try passes(id) { try body(id, row) }
             }
         case let .index(plan):
             // With the order from the index, a window needs only its rows and the
@@ -180,7 +183,7 @@ struct FetchQuery<T: PersistentModel> {
             let reorders = inSortOrder ? plan.reverse : inOrder
             var boundary: ArraySlice<Value>?
             var matched = 0
-            var held: [(id: RowID, row: Row)] = []
+            var held: [(id: RowID, row: Row?)] = []
             let tree = version.orderedIndexes[entity][plan.index].tree
             for range in plan.ranges {
                 var stop = false
@@ -189,9 +192,8 @@ struct FetchQuery<T: PersistentModel> {
                         stop = true
                         return false
                     }
-                    guard let row = table[entry.row] else { return true }
                     tested += 1
-                    guard try passes(entry.row, row) else { return true }
+                    guard let row = try passes(entry.row) else { return true }
                     if reorders { held.append((entry.row, row)) } else { try body(entry.row, row) }
                     matched += 1
                     if boundary == nil, let needed, matched >= needed {
@@ -223,35 +225,44 @@ struct FetchQuery<T: PersistentModel> {
             || descriptor.includePendingChanges && context.inserted.contains { context.registry[$0] is T }
     }
 
-    /// Whether a stored row passes the filter, built once per fetch: closures over the
-    /// row's values where the predicate allows (`RowTest`), else the interpreter, else
-    /// a model and `Predicate.evaluate`. Deleted and changed models never pass.
-    private func storedRowFilter() -> (RowID, Row) throws -> Bool {
-        let test: (RowID, Row) throws -> Bool
+    /// The filter a stored row passes through, built once per fetch: nil when the
+    /// row fails, else the row's values when the test read them whole (the
+    /// interpreter does), or an empty row when it read only some columns (`RowTest`
+    /// does) or none. Closures over the row's values where the predicate allows
+    /// (`RowTest`), else the interpreter, else a model and `Predicate.evaluate`.
+    /// Deleted and changed models never pass.
+    private func storedRowFilter() -> (RowID) throws -> Row?? {
+        let table = version.tables[entity]
+        let test: (RowID) throws -> Row??
         switch filter {
         case .all:
-            test = { _, _ in true }
+            test = { _ in .some(nil) }
         case let .native(expression):
-            // Closures pay off over many rows, not the one row of a unique-key lookup.
-            let manyRows = if case .unique = access { false } else { true }
-            if manyRows, let rowTest = RowTest(expression) {
-                test = { _, row in rowTest(row) }
+            if let rowTest = RowTest(expression) {
+                let slots = rowTest.slots
+                test = { id in
+                    guard let row = table.row(id, reading: slots) else { return nil }
+                    return rowTest(row) ? .some(nil) : nil
+                }
                 break
             }
             var evaluator = RowEvaluator(version: version)
             if context.hasChanges, expression.traversesRelationships { evaluator.overlay = context.pendingRows() }
             let box = EvaluatorBox(evaluator)
-            test = { id, row in try box.evaluator.test(expression, row: row, id: id) }
+            test = { id in
+                guard let row = table[id] else { return nil }
+                return try box.evaluator.test(expression, row: row, id: id) ? .some(row) : nil
+            }
         case .fallback:
-            test = { [context, layout, version, descriptor] id, row in
+            test = { [context, layout, version, descriptor, entity] id in
                 let identifier = context.identifier(of: layout, row: id)
                 let model = context.registry[identifier] as? T
-                    ?? context.makeModel(T.self, identifier: identifier, row: row, generation: version.generation) as! T
-                return try descriptor.predicate?.evaluate(model) ?? true
+                    ?? context.makeModel(T.self, identifier: identifier, entity: entity, row: nil, in: version) as! T
+                return try descriptor.predicate?.evaluate(model) ?? true ? .some(nil) : nil
             }
         }
         guard let excluded = excludedRows else { return test }
-        return { id, row in try !excluded(id) && test(id, row) }
+        return { id in try excluded(id) ? nil : test(id) }
     }
 
     /// The scan's column kernels, when the predicate compiles to them (`ColumnFilter`).
@@ -294,11 +305,14 @@ struct FetchQuery<T: PersistentModel> {
     // MARK: Sorting and windowing
 
     /// Reverses each run of candidates whose `keys` slots are equal.
-    private func reverseTies(_ rows: inout [(id: RowID, row: Row)], keys: [Int]) {
+    private func reverseTies(_ rows: inout [(id: RowID, row: Row?)], keys: [Int]) {
+        let table = version.tables[entity]
+        func key(_ i: Int) -> [Value?] { keys.map { rows[i].row?[$0] ?? table.value(rows[i].id, slot: $0) } }
         var start = 0
         while start < rows.count {
             var end = start + 1
-            while end < rows.count, keys.allSatisfy({ rows[end].row[$0] == rows[start].row[$0] }) { end += 1 }
+            let first = key(start)
+            while end < rows.count, key(end) == first { end += 1 }
             if end - start > 1 { rows[start..<end].reverse() }
             start = end
         }
@@ -314,10 +328,17 @@ struct FetchQuery<T: PersistentModel> {
             }
             keys.append((slot, sort.order == .reverse))
         }
-        let ranked = Array(candidates.enumerated())
+        // Rows not read yet are read now: sorting compares them.
+        let table = version.tables[entity]
+        let ranked = Array(candidates.map { candidate -> Candidate in
+            guard candidate.values == nil, let id = candidate.rowID else { return candidate }
+            var read = candidate
+            read.values = table[id]
+            return read
+        }.enumerated())
         func less(_ a: (offset: Int, element: Candidate), _ b: (offset: Int, element: Candidate)) -> Bool {
             for key in keys {
-                let x = a.element.values[key.slot], y = b.element.values[key.slot]
+                let x = a.element.values?[key.slot] ?? .null, y = b.element.values?[key.slot] ?? .null
                 if x == y { continue }
                 return key.reverse ? y < x : x < y
             }
@@ -365,10 +386,17 @@ struct FetchQuery<T: PersistentModel> {
         return context.identifier(of: layout, row: candidate.rowID!)
     }
 
-    /// The candidate's model, registered with the context.
+    /// The value in `slot` of a candidate, read from the table when its row was not.
+    func value(of candidate: Candidate, slot: Int) -> Value {
+        if let values = candidate.values { return values[slot] }
+        return candidate.rowID.flatMap { version.tables[entity].value($0, slot: slot) } ?? .null
+    }
+
+    /// The candidate's model, registered with the context: a fault when its row was
+    /// not read.
     func materialize(_ candidate: Candidate) -> T {
         if let model = candidate.model { return model }
-        return context.materialize(layout, id: candidate.rowID!, row: candidate.values, generation: version.generation) as! T
+        return context.materialize(layout, entity: entity, id: candidate.rowID!, row: candidate.values, in: version) as! T
     }
 }
 

@@ -46,10 +46,9 @@ extension ModelContext {
         } catch {
             throw error.apiError
         }
-        let version = container.store.current
         for id in rows {
-            guard let model = registry[identifier(of: query.layout, row: id)], let row = version.row(id, of: query.entity) else { continue }
-            refresh(model.modelBacking, with: row, generation: result.generation)
+            guard let model = registry[identifier(of: query.layout, row: id)] else { continue }
+            refresh(model.modelBacking, entity: query.entity, with: nil, in: result.version ?? container.store.current)
         }
         NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
             NotificationKey.insertedIdentifiers.rawValue: [PersistentIdentifier](),

@@ -64,7 +64,7 @@ extension ModelContext {
         } catch {
             throw error.apiError
         }
-        let version = container.store.current
+        let version = result.version ?? container.store.current
         var insertedIDs: [PersistentIdentifier] = []
         var updatedIDs: [PersistentIdentifier] = []
         for (entity, model) in insertedModels {
@@ -81,10 +81,11 @@ extension ModelContext {
             }
             registry[permanent] = model
             backing.identifier = permanent
-            markSaved(backing, row: version.row(rowID, of: entity), generation: result.generation)
-            if result.upserted.contains(temporary) {
-                // The store merged relationships the new model left empty: read them from the row.
-                backing.forgetResolvedRelationships()
+            // The store's row is the truth now (an upsert merged relationships the new
+            // model left empty): the model reads it when next used.
+            let upserted = result.upserted.contains(temporary)
+            backing.refault(from: version.tables[entity], generation: result.generation, keepingRelationships: !upserted)
+            if upserted {
                 updatedIDs.append(permanent)
             } else {
                 insertedIDs.append(permanent)
@@ -92,7 +93,7 @@ extension ModelContext {
         }
         for (entity, model) in changedModels {
             let backing = model.modelBacking
-            markSaved(backing, row: version.row(RowID(backing.identifier.id.key), of: entity), generation: result.generation)
+            backing.refault(from: version.tables[entity], generation: result.generation, keepingRelationships: true)
             updatedIDs.append(backing.identifier)
         }
         for id in deletedIDs {
@@ -136,15 +137,6 @@ extension ModelContext {
                 other.replaceResolved(inverse, with: current.map { $0 === displaced ? replacement : $0 })
             }
         }
-    }
-
-    private func markSaved(_ backing: any ModelBacking, row: Row?, generation: UInt64) {
-        if let row {
-            backing.values = row
-            backing.committed = row
-        }
-        backing.dirty = []
-        backing.generation = generation
     }
 
     /// Marks the cascaded models deleted and removes every deleted model from the

@@ -79,9 +79,9 @@ public class ModelContext: Equatable, SendableMetatype {
         let version = container.store.current
         if persistentModelID.storeIdentifier == container.storeIdentifier, !persistentModelID.isTemporary,
            let row = version.row(RowID(persistentModelID.id.key), of: entity) {
-            return materialize(layout, id: RowID(persistentModelID.id.key), row: row, generation: version.generation)
+            return materialize(layout, entity: entity, id: RowID(persistentModelID.id.key), row: row, in: version)
         }
-        let model = makeModel(layout.modelType, identifier: persistentModelID, row: layout.emptyRow, generation: version.generation)
+        let model = makeModel(layout.modelType, identifier: persistentModelID, entity: entity, row: layout.emptyRow, in: version)
         model.modelBacking.isDeleted = true
         return model
     }
@@ -95,35 +95,43 @@ public class ModelContext: Equatable, SendableMetatype {
         PersistentIdentifier(storeIdentifier: container.storeIdentifier, entityName: layout.name, key: id.rawValue)
     }
 
-    /// The registered model for a stored row, or a new one made from it and registered.
+    /// The registered model for a stored row, or a new one made from it and registered:
+    /// a fault, read on first use, when `row` is nil.
     ///
     /// A registered model without unsaved changes takes the newer stored values, so a
     /// context sees what other contexts saved.
-    func materialize(_ layout: EntityLayout, id: RowID, row: Row, generation: UInt64) -> any PersistentModel {
+    func materialize(_ layout: EntityLayout, entity: Int, id: RowID, row: Row?, in version: StoreVersion) -> any PersistentModel {
         let identifier = identifier(of: layout, row: id)
         if let model = registry[identifier] {
-            refresh(model.modelBacking, with: row, generation: generation)
+            refresh(model.modelBacking, entity: entity, with: row, in: version)
             return model
         }
-        let model = makeModel(layout.modelType, identifier: identifier, row: row, generation: generation)
+        let model = makeModel(layout.modelType, identifier: identifier, entity: entity, row: row, in: version)
         registry[identifier] = model
         return model
     }
 
-    func refresh(_ backing: any ModelBacking, with row: Row, generation: UInt64) {
-        guard backing.generation < generation, backing.dirty.isEmpty, !deletedSet.contains(backing.identifier) else { return }
-        backing.generation = generation
-        if backing.committed != row {
-            backing.values = row
-            backing.committed = row
-            backing.forgetResolvedRelationships()
-        }
+    /// Brings a registered model without unsaved changes up to `version`, so a
+    /// context sees what other contexts saved (`ModelBacking.refresh`).
+    func refresh(_ backing: any ModelBacking, entity: Int, with row: Row?, in version: StoreVersion) {
+        guard backing.generation < version.generation, backing.dirty.isEmpty,
+              !deletedSet.contains(backing.identifier), !insertedSet.contains(backing.identifier)
+        else { return }
+        backing.refresh(from: version.tables[entity], row: row, generation: version.generation)
     }
 
-    /// A model over a stored row, not registered.
-    func makeModel(_ type: any PersistentModel.Type, identifier: PersistentIdentifier, row: Row, generation: UInt64) -> any PersistentModel {
+    /// A model over a stored row, not registered: a fault when `row` is nil.
+    func makeModel(
+        _ type: any PersistentModel.Type, identifier: PersistentIdentifier, entity: Int, row: Row?, in version: StoreVersion
+    ) -> any PersistentModel {
+        let generation = version.generation
         func make<M: PersistentModel>(_ type: M.Type) -> any PersistentModel {
-            M(backingData: ModelBackingData<M>(identifier: identifier, row: row, generation: generation, context: self))
+            guard let row else {
+                return M(backingData: ModelBackingData<M>(
+                    identifier: identifier, fault: version.tables[entity], id: RowID(identifier.id.key),
+                    generation: generation, context: self))
+            }
+            return M(backingData: ModelBackingData<M>(identifier: identifier, row: row, generation: generation, context: self))
         }
         return make(type)
     }
@@ -139,10 +147,11 @@ public class ModelContext: Equatable, SendableMetatype {
         guard !ids.isEmpty, let entity = container.entityIndex(named: relationship.destination) else { return [] }
         let layout = container.layout(at: entity)
         let version = container.store.current
+        let table = version.tables[entity]
         return ids.compactMap { id in
             if let model = registry[identifier(of: layout, row: id)] { return model }
-            guard let row = version.row(id, of: entity) else { return nil }
-            return materialize(layout, id: id, row: row, generation: version.generation)
+            guard table.contains(id) else { return nil }
+            return materialize(layout, entity: entity, id: id, row: nil, in: version)
         }
     }
 }

@@ -33,17 +33,31 @@ protocol ModelBacking: AnyObject {
     func replaceResolved(_ index: Int, with models: [any PersistentModel])
     /// Drops resolved relationships so they are read again from `values`.
     func forgetResolvedRelationships()
+    /// Makes the values of a saved model without unsaved changes a fault again.
+    func refault(from table: Table, generation: UInt64, keepingRelationships: Bool)
+    /// Brings a model without unsaved changes to its row in a newer version's table.
+    func refresh(from table: Table, row: Row?, generation: UInt64)
 }
 
 final class ModelBackingData<M: PersistentModel>: BackingData, ModelBacking {
     typealias Model = M
 
-    /// Created by `createBackingData()` and not used yet. Every model starts with one
-    /// (it is a stored property's default), and a model a context materializes
-    /// replaces it at once; so it costs nothing until used: initializer writes are only
-    /// recorded, and applied on first use.
-    private var isFresh: Bool
-    private var initialWrites: [(AnyKeyPath, Any)] = []
+    /// Where the values come from until first used.
+    private enum State {
+        /// Made by `createBackingData()`: every model starts with one (it is a stored
+        /// property's default), and a model a context materializes replaces it at once,
+        /// so it makes no row until written.
+        case fresh
+        /// A stored row not read yet (a fault): read on first use from the table of the
+        /// version it was fetched or saved in, so a fetch that only counts or passes
+        /// models on reads no column. (Holding the table, not the store, keeps the values
+        /// those of that version, as an eager read would have, and keeps no document
+        /// open; it holds that version's column buffers until read.)
+        case fault(Table, id: RowID)
+        case loaded
+    }
+
+    private var state: State
 
     private var storedLayout: EntityLayout?
     var layout: EntityLayout {
@@ -80,9 +94,21 @@ final class ModelBackingData<M: PersistentModel>: BackingData, ModelBacking {
         }
     }
 
+    private var storedCommitted: Row?
     /// The row as last saved or fetched; nil for a model never saved.
-    var committed: Row?
-    /// Slots changed since the last save.
+    var committed: Row? {
+        get {
+            prepare()
+            return storedCommitted
+        }
+        set {
+            prepare()
+            storedCommitted = newValue
+        }
+    }
+
+    /// Slots changed since the last save, of saved models (an insert stores its
+    /// whole row).
     var dirty: Set<Int> = []
     /// The store generation `values` was read from.
     var generation: UInt64 = 0
@@ -90,42 +116,122 @@ final class ModelBackingData<M: PersistentModel>: BackingData, ModelBacking {
     private var related: [[any PersistentModel]?] = []
 
     init() {
-        isFresh = true
+        state = .fresh
     }
 
     init(identifier: PersistentIdentifier, row: Row, generation: UInt64, context: ModelContext) {
-        isFresh = false
+        state = .loaded
         let layout = EntityLayout.of(M.self)
         storedLayout = layout
         storedIdentifier = identifier
         storedValues = row
-        self.committed = row
+        storedCommitted = row
         self.generation = generation
         self.context = context
         related = Array(repeating: nil, count: layout.relationships.count)
     }
 
-    /// Gives a fresh backing data its empty row and applies the recorded writes.
-    @inline(__always)
-    private func prepare() {
-        guard isFresh else { return }
-        isFresh = false
-        let layout = self.layout
-        storedValues = layout.emptyRow
-        related = Array(repeating: nil, count: layout.relationships.count)
-        for (j, r) in layout.relationships.enumerated() where r.isToMany { related[j] = [] }
-        let writes = initialWrites
-        initialWrites = []
-        for (key, value) in writes { write(value, at: layout.slot(for: key)) }
+    /// A model over row `id` of `table`, read when first used.
+    init(identifier: PersistentIdentifier, fault table: Table, id: RowID, generation: UInt64, context: ModelContext) {
+        state = .fault(table, id: id)
+        storedLayout = EntityLayout.of(M.self)
+        storedIdentifier = identifier
+        self.generation = generation
+        self.context = context
     }
 
-    private func write(_ value: Any, at slot: EntityLayout.Slot) {
+    /// Makes the values of a saved model a fault over its row in `table`, read when
+    /// next used; resolved relationships stay when `keepingRelationships` (they are
+    /// what was just saved). The caller makes sure it has no unsaved changes.
+    func refault(from table: Table, generation: UInt64, keepingRelationships: Bool) {
+        prepare()
+        state = .fault(table, id: RowID(identifier.id.key))
+        storedValues = []
+        storedCommitted = nil
+        if !keepingRelationships { related = [] }
+        dirty = []
+        self.generation = generation
+    }
+
+    /// Brings a model without unsaved changes to its row in `table` (of a newer
+    /// version): a fault stays one, over the new table; loaded values take `row` (read
+    /// from `table` when nil). Resolved relationships are dropped only when the stored
+    /// references changed, so a model a `noAction` delete left pointing at a deleted
+    /// one keeps it.
+    func refresh(from table: Table, row: Row?, generation: UInt64) {
+        self.generation = generation
+        let layout = self.layout
+        let id = RowID(identifier.id.key)
+        if case let .fault(old, _) = state {
+            let relationshipSlots = layout.attributes.count..<(layout.attributes.count + layout.relationships.count)
+            let same = relationshipSlots.allSatisfy { old.value(id, slot: $0) == table.value(id, slot: $0) }
+            state = .fault(table, id: id)
+            if !same { related = [] }
+            return
+        }
+        guard let row = row ?? table[id], storedCommitted != row else { return }
+        storedValues = row
+        storedCommitted = row
+        forgetResolvedRelationships()
+    }
+
+    /// Gives a fresh backing data its empty row, or reads a fault's row.
+    @inline(__always)
+    private func prepare() {
+        switch state {
+        case .loaded:
+            return
+        case .fresh:
+            state = .loaded
+            let layout = self.layout
+            storedValues = layout.emptyRow
+            related = layout.emptyRelated
+        case let .fault(table, id):
+            state = .loaded
+            let layout = self.layout
+            if let row = table[id] {
+                storedValues = row
+                storedCommitted = row
+            } else {
+                // Not in that version: it reads as `model(for:)` reads a gone row.
+                storedValues = layout.emptyRow
+                storedCommitted = storedValues
+                isDeleted = true
+            }
+            if related.count != layout.relationships.count {
+                related = Array(repeating: nil, count: layout.relationships.count)
+            }
+        }
+    }
+
+    /// Writes a property's value, encoded for its type without boxing it.
+    private func write<Value>(_ value: Value, at slot: EntityLayout.Slot) {
         switch slot {
         case let .attribute(i):
-            setAttribute(i, to: ValueCoding.encode(value))
+            if let storable = layout.attributes[i].storableType {
+                setAttribute(i, to: storable._encode(value))
+            } else {
+                setAttribute(i, to: ValueCoding.encode(value))
+            }
         case let .relationship(j):
-            setRelated(j, to: models(in: value))
+            let relationship = layout.relationships[j]
+            setRelated(j, to: Self.relatedModels(in: value, isToMany: relationship.isToMany, isOptional: relationship.isOptional))
         }
+    }
+
+    /// The models a relationship property's value holds. A non-optional to-many value
+    /// is `[Destination]` and a to-one value `Destination?` or `Destination`, all class
+    /// references, so it is read as such without a dynamic cast of the whole value;
+    /// only the models in it are cast. Other shapes (`[Destination]?`) take the general path.
+    private static func relatedModels<Value>(in value: Value, isToMany: Bool, isOptional: Bool) -> [any PersistentModel] {
+        if isToMany, !isOptional, MemoryLayout<Value>.size == MemoryLayout<[AnyObject]>.size {
+            let objects = unsafeBitCast(value, to: [AnyObject].self)
+            return objects.isEmpty ? [] : objects.map { $0 as! any PersistentModel }
+        }
+        if !isToMany, MemoryLayout<Value>.size == MemoryLayout<AnyObject?>.size {
+            return unsafeBitCast(value, to: AnyObject?.self).map { [$0 as! any PersistentModel] } ?? []
+        }
+        return models(in: value)
     }
 
     // MARK: BackingData
@@ -142,10 +248,6 @@ final class ModelBackingData<M: PersistentModel>: BackingData, ModelBacking {
     }
 
     func setValue<Value>(forKey key: KeyPath<M, Value>, to newValue: Value) {
-        if isFresh {
-            initialWrites.append((key, newValue))
-            return
-        }
         write(newValue, at: layout.slot(for: key))
     }
 
@@ -170,12 +272,15 @@ final class ModelBackingData<M: PersistentModel>: BackingData, ModelBacking {
 
     private func setAttribute(_ i: Int, to value: Value) {
         prepare()
-        storedValues[i] = value
+        // Property initializers write their defaults, which the empty row holds already:
+        // skipping equal values spares the copy of a row shared with the layout.
+        if storedValues[i] != value { storedValues[i] = value }
         noteChange(slot: i)
     }
 
     private func noteChange(slot: Int) {
-        dirty.insert(slot)
+        // A model never saved stores its whole row; only saved ones need the slots.
+        if storedCommitted != nil { dirty.insert(slot) }
         context?.noteChange(of: identifier)
     }
 
@@ -196,7 +301,7 @@ final class ModelBackingData<M: PersistentModel>: BackingData, ModelBacking {
 
     func setRelated(_ index: Int, to models: [any PersistentModel]) {
         prepare()
-        related[index] = models
+        if !(models.isEmpty && related[index]?.isEmpty == true) { related[index] = models }
         noteChange(slot: layout.attributes.count + index)
     }
 

@@ -81,6 +81,8 @@ final class EntityLayout: @unchecked Sendable {
             return slotList.count == paths.count ? IndexDescription(kind: isRTree ? .rtree : .binary, slots: slotList) : nil
         }
         for j in relationships.indices { self.relationships[j].inverse = Self.inverse(of: relationships[j], in: modelType) }
+        emptyRow = attributes.map { $0.defaultValue ?? .null } + relationships.map { $0.isToMany ? .references([]) : .null }
+        emptyRelated = relationships.map { $0.isToMany ? [] : nil }
     }
 
     /// The layout of `type`, built on first use.
@@ -122,9 +124,9 @@ final class EntityLayout: @unchecked Sendable {
     }
 
     /// The attribute values of a new row: defaults where declared, nil elsewhere.
-    var emptyRow: Row {
-        attributes.map { $0.defaultValue ?? .null } + relationships.map { $0.isToMany ? .references([]) : .null }
-    }
+    private(set) var emptyRow: Row = []
+    /// The related models of a new model: none, per relationship.
+    private(set) var emptyRelated: [[any PersistentModel]?] = []
 
     // MARK: Reading schemaMetadata
 

@@ -194,38 +194,54 @@ public struct BTree: Sendable {
 
     private static func scan(_ node: Node, _ lower: Bound?, _ upper: Bound?, _ reverse: Bool, _ body: (Entry) throws -> Bool) rethrows -> Bool {
         if node.isLeaf {
-            let indices = reverse ? Array(node.entries.indices.reversed()) : Array(node.entries.indices)
-            for i in indices {
-                let entry = node.entries[i]
-                if let lower, !isAbove(entry, lower) {
-                    if reverse { return false } else { continue }
-                }
-                if let upper, !isBelow(entry, upper) {
-                    if reverse { continue } else { return false }
-                }
-                if try !body(entry) { return false }
+            // The entries within the bounds are one run, found by binary search.
+            let entries = node.entries
+            let start = lower.map { bound in firstIndex(in: entries.count) { isAbove(entries[$0], bound) } } ?? 0
+            let end = upper.map { bound in firstIndex(in: entries.count) { !isBelow(entries[$0], bound) } } ?? entries.count
+            guard start < end else { return true }
+            if reverse {
+                for i in stride(from: end - 1, through: start, by: -1) where try !body(entries[i]) { return false }
+            } else {
+                for i in start..<end where try !body(entries[i]) { return false }
             }
             return true
         }
         // Child i holds entries in [separators[i - 1], separators[i]).
         let n = node.children.count
+        let separators = node.separators
         var first = 0, last = n - 1
         if let lower {
             // Child i holds nothing at or above the bound when its upper separator's
             // prefix is already below the bound's.
-            while first < n - 1, compare(node.separators[first].key, lower.prefix, limit: lower.prefix.count) < 0 {
-                first += 1
-            }
+            first = firstIndex(in: n - 1) { compare(separators[$0].key, lower.prefix, limit: lower.prefix.count) >= 0 }
         }
         if let upper {
-            while last > 0, !isBelow(node.separators[last - 1], upper) { last -= 1 }
+            // Child i holds nothing at or below the bound when its lower separator is above it.
+            last = firstIndex(in: n - 1) { !isBelow(separators[$0], upper) }
         }
         guard first <= last else { return true }
-        let order = reverse ? Array((first...last).reversed()) : Array(first...last)
-        for i in order where try !scan(node.children[i], lower, upper, reverse, body) {
-            return false
+        if reverse {
+            for i in stride(from: last, through: first, by: -1) where try !scan(node.children[i], lower, upper, reverse, body) {
+                return false
+            }
+        } else {
+            for i in first...last where try !scan(node.children[i], lower, upper, reverse, body) {
+                return false
+            }
         }
         return true
+    }
+
+    /// The first index in `0..<count` where `holds` is true, or `count`; `holds` must
+    /// be false and then true along the indices.
+    @inline(__always)
+    private static func firstIndex(in count: Int, where holds: (Int) -> Bool) -> Int {
+        var low = 0, high = count
+        while low < high {
+            let mid = (low + high) / 2
+            if holds(mid) { high = mid } else { low = mid + 1 }
+        }
+        return low
     }
 }
 

@@ -31,18 +31,7 @@ public struct ColumnFilter {
 
     // MARK: Compiling
 
-    private enum Operand {
-        case slot(Int)
-        case constant(Value)
-
-        init?(_ expression: QueryExpression) {
-            switch expression {
-            case let .attribute(.root, _, slot): self = .slot(slot)
-            case let .constant(value): self = .constant(value)
-            default: return nil
-            }
-        }
-    }
+    private typealias Operand = QueryOperand
 
     private static func kernel(_ expression: QueryExpression, kinds: [ColumnKind]) -> Kernel? {
         switch expression {
@@ -205,12 +194,12 @@ public struct ColumnFilter {
 }
 
 extension Table {
-    /// Calls `body` with each live row that passes `filter`, in identifier order;
-    /// rows are made only for the positions that pass.
-    /// - Complexity: O(rows) kernel work, plus O(slots) per match.
-    public func forEachMatch(_ filter: ColumnFilter, _ body: (RowID, Row) throws -> Void) rethrows {
+    /// Calls `body` with the identifier of each live row that passes `filter`, in
+    /// identifier order, making no row.
+    /// - Complexity: O(rows) kernel work, plus O(1) per match.
+    public func forEachMatch(_ filter: ColumnFilter, _ body: (RowID) throws -> Void) rethrows {
         for segment in segments {
-            try Bitmap.forEachSet(filter.matches(in: segment)) { p in try body(segment.id(at: p), segment.row(at: p)) }
+            try Bitmap.forEachSet(filter.matches(in: segment)) { p in try body(segment.id(at: p)) }
         }
     }
 

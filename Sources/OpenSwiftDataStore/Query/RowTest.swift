@@ -8,30 +8,36 @@
 /// stored values in place.
 public struct RowTest {
     private let body: (Row) -> Bool
+    /// The slots the test reads: a row that holds only these (and nil elsewhere) gets
+    /// the same answer as the whole row.
+    public let slots: [Int]
 
     /// The test for `expression`, or nil when the expression reaches outside that part
     /// (the interpreter then runs it).
     public init?(_ expression: QueryExpression) {
         guard let body = Self.test(expression) else { return nil }
         self.body = body
+        var slots = Set<Int>()
+        Self.collectSlots(expression, into: &slots)
+        self.slots = slots.sorted()
+    }
+
+    private static func collectSlots(_ expression: QueryExpression, into slots: inout Set<Int>) {
+        switch expression {
+        case let .attribute(.root, _, slot): slots.insert(slot)
+        case let .and(l, r), let .or(l, r), let .equal(l, r), let .notEqual(l, r), let .compare(_, l, r):
+            collectSlots(l, into: &slots)
+            collectSlots(r, into: &slots)
+        case let .not(e): collectSlots(e, into: &slots)
+        default: break
+        }
     }
 
     /// Whether the predicate holds for a row with these values.
     @inline(__always)
     public func callAsFunction(_ row: Row) -> Bool { body(row) }
 
-    private enum Operand {
-        case slot(Int)
-        case constant(Value)
-
-        init?(_ expression: QueryExpression) {
-            switch expression {
-            case let .attribute(.root, _, slot): self = .slot(slot)
-            case let .constant(value): self = .constant(value)
-            default: return nil
-            }
-        }
-    }
+    private typealias Operand = QueryOperand
 
     private static func test(_ expression: QueryExpression) -> ((Row) -> Bool)? {
         switch expression {

@@ -55,7 +55,7 @@ public final class Store: Sendable {
         defer { commitPath.unlock() }
         let old = current
         var version = old
-        let result = try Self.apply(changes, to: &version)
+        var result = try Self.apply(changes, to: &version)
         if let document {
             let record = CommitRecord(
                 from: old, to: version, written: result.written, deleted: result.deleted, author: changes.author)
@@ -75,6 +75,7 @@ public final class Store: Sendable {
             }
         }
         published.withLock { $0 = version }
+        result.version = version
         return result
     }
 

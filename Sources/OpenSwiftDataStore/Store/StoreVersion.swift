@@ -7,17 +7,21 @@ public struct StoreVersion: Sendable {
     /// Increases by one with every commit.
     public internal(set) var generation: UInt64 = 0
     public internal(set) var tables: [Table]
-    /// Per entity, one index per unique constraint (in `EntityDescription.uniqueness` order).
-    public internal(set) var uniqueIndexes: [[UniqueIndex]]
     /// Per entity, one B-tree per binary `#Index` and per unique constraint
-    /// (in `orderedIndexSlots` order).
+    /// (in `orderedIndexSlots` order). Unique constraints are checked in their B-tree,
+    /// not in a hash index of their own, which doubled their memory and insert work.
     public internal(set) var orderedIndexes: [[OrderedIndex]]
+    /// Per entity, per unique constraint: the position of its B-tree in `orderedIndexes`.
+    let uniqueTrees: [[Int]]
 
     init(schema: StoreSchema) {
         self.schema = schema
         self.tables = schema.entities.map { Table(entity: $0) }
-        self.uniqueIndexes = schema.entities.map { entity in entity.uniqueness.map { UniqueIndex(slots: $0) } }
         self.orderedIndexes = schema.entities.map { entity in entity.orderedIndexSlots.map { OrderedIndex(slots: $0) } }
+        self.uniqueTrees = schema.entities.map { entity in
+            let ordered = entity.orderedIndexSlots
+            return entity.uniqueness.map { ordered.firstIndex(of: $0)! }
+        }
     }
 
     /// A version holding `tables`, with every index built from them in bulk: how
@@ -38,14 +42,7 @@ public struct StoreVersion: Sendable {
         self.init(schema: schema)
         self.tables = tables
         self.generation = generation
-        for (e, table) in tables.enumerated() {
-            if !uniqueIndexes[e].isEmpty {
-                var unique = uniqueIndexes[e]
-                table.forEach { id, row in
-                    for c in unique.indices { unique[c].add(row, at: id) }
-                }
-                uniqueIndexes[e] = unique
-            }
+        for e in tables.indices {
             for i in orderedIndexes[e].indices {
                 orderedIndexes[e][i] = OrderedIndex(slots: orderedIndexes[e][i].slots, sorted: orderedEntries[e][i])
             }
@@ -57,42 +54,54 @@ public struct StoreVersion: Sendable {
     public func row(_ id: RowID, of entity: Int) -> Row? { tables[entity][id] }
 
     /// The row that holds `key` under unique constraint `constraint` of `entity`.
-    /// - Complexity: expected O(1)
+    /// Keys are equal as `Value`s are (`==`), not merely tied in index order.
+    /// - Complexity: O(log n)
     public func lookup(unique key: [Value], constraint: Int, of entity: Int) -> RowID? {
-        uniqueIndexes[entity][constraint].lookup(key)
+        holders(of: key, constraint: constraint, of: entity).first
+    }
+
+    /// The rows whose key under unique constraint `constraint` equals `key`: one at
+    /// most in a published version. A key with a nil part names none (like SQL, several
+    /// rows may leave a unique attribute unset).
+    private func holders(of key: [Value], constraint: Int, of entity: Int) -> [RowID] {
+        guard !key.contains(where: \.isNull) else { return [] }
+        let bound = BTree.Bound(key, inclusive: true)
+        var rows: [RowID] = []
+        orderedIndexes[entity][uniqueTrees[entity][constraint]].tree.scan(from: bound, to: bound) { entry in
+            if entry.key == key { rows.append(entry.row) }
+            return true
+        }
+        return rows
     }
 
     /// The first unique constraint of `entity` whose key `row` already holds, other than `id`.
+    /// - Complexity: O(constraints × log n)
     func conflict(for row: Row, entity: Int, excluding id: RowID?) -> (constraint: Int, key: [Value], row: RowID)? {
-        for (c, index) in uniqueIndexes[entity].enumerated() {
-            guard let key = index.key(of: row), let other = index.lookup(key), other != id else { continue }
+        for (c, slots) in schema.entities[entity].uniqueness.enumerated() {
+            let key = slots.map { row[$0] }
+            guard let other = holders(of: key, constraint: c, of: entity).first(where: { $0 != id }) else { continue }
             return (c, key, other)
         }
         return nil
     }
 
     mutating func write(_ row: Row, at id: RowID, of entity: Int) {
-        if let old = tables[entity][id] {
-            for c in uniqueIndexes[entity].indices { uniqueIndexes[entity][c].remove(old, at: id) }
-            for i in orderedIndexes[entity].indices where orderedIndexes[entity][i].key(of: old) != orderedIndexes[entity][i].key(of: row) {
-                orderedIndexes[entity][i].remove(old, at: id)
-                orderedIndexes[entity][i].add(row, at: id)
-            }
-            tables[entity].update(id, to: row)
+        guard let old = tables[entity][id] else { return }
+        for i in orderedIndexes[entity].indices where orderedIndexes[entity][i].key(of: old) != orderedIndexes[entity][i].key(of: row) {
+            orderedIndexes[entity][i].remove(old, at: id)
+            orderedIndexes[entity][i].add(row, at: id)
         }
-        for c in uniqueIndexes[entity].indices { uniqueIndexes[entity][c].add(row, at: id) }
+        tables[entity].update(id, to: row)
     }
 
     mutating func insert(_ row: Row, of entity: Int) -> RowID {
         let id = tables[entity].insert(row)
-        for c in uniqueIndexes[entity].indices { uniqueIndexes[entity][c].add(row, at: id) }
         for i in orderedIndexes[entity].indices { orderedIndexes[entity][i].add(row, at: id) }
         return id
     }
 
     mutating func remove(_ id: RowID, of entity: Int) -> Bool {
         guard let old = tables[entity].remove(id) else { return false }
-        for c in uniqueIndexes[entity].indices { uniqueIndexes[entity][c].remove(old, at: id) }
         for i in orderedIndexes[entity].indices { orderedIndexes[entity][i].remove(old, at: id) }
         return true
     }

@@ -70,4 +70,7 @@ public struct CommitResult: Sendable {
     /// Every row the commit wrote, including the inverse references an upsert
     /// dropped from rows it did not insert or update: what the journal records.
     public var written: [EntityRow]
+    /// The version the commit published (later commits may have published others
+    /// since): what the committed models' values are read from.
+    public var version: StoreVersion?
 }

@@ -50,6 +50,17 @@ public struct Table: Sendable {
         return segments[s].row(at: p)
     }
 
+    /// The row stored under `id` with only `slots` read, nil in every other slot:
+    /// enough for a test that reads those slots, without touching the other columns.
+    /// - Complexity: O(slots of the row), plus O(log rows) when identifiers are not dense.
+    public func row(_ id: RowID, reading slots: [Int]) -> Row? {
+        guard let (s, p) = locate(id) else { return nil }
+        let columns = segments[s].columns
+        var row = Row(repeating: .null, count: kinds.count)
+        for slot in slots { row[slot] = columns[slot].value(at: p) }
+        return row
+    }
+
     /// Whether a row is stored under `id`.
     /// - Complexity: O(1), or O(log rows) when identifiers are not dense.
     public func contains(_ id: RowID) -> Bool { locate(id) != nil }
