@@ -190,4 +190,20 @@ import Testing
         #expect(Value.array([.int(1)]) < .array([.int(1), .int(0)]))
         #expect([Value.string("b"), .null, .int(3)].sorted() == [.null, .int(3), .string("b")])
     }
+
+    /// The B-tree's three-way comparison agrees with `indexOrder` on every pair.
+    @Test func threeWayComparisonAgreesWithIndexOrder() {
+        let pool: [Value] = [
+            .null, .bool(false), .bool(true), .int(-2), .int(0), .int(7), .uint(7), .double(-0.0), .double(0), .double(6.5),
+            .double(.nan), .double(-.infinity), .string(""), .string("a"), .string("B"), .string("é"), .string("e\u{301}"),
+            .date(Date(timeIntervalSinceReferenceDate: -1)), .date(Date(timeIntervalSinceReferenceDate: 3)),
+            .date(Date(timeIntervalSinceReferenceDate: .nan)), .data(Data([2])),
+        ]
+        for (i, a) in pool.enumerated() {
+            for (j, b) in pool.enumerated() {
+                let expected = Value.indexOrder(a, b) ? -1 : (Value.indexOrder(b, a) ? 1 : 0)
+                #expect(Value.indexCompare(a, b) == expected, "pool[\(i)] vs pool[\(j)]")
+            }
+        }
+    }
 }
