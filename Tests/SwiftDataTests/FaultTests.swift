@@ -126,3 +126,39 @@ import Testing
         #expect(try ModelContext(container).fetch(FetchDescriptor<Song>()).allSatisfy { $0.playlist == nil })
     }
 }
+
+/// Writes that `==` would call unchanged but are not: they must reach the store.
+@Suite struct IdenticalWriteTests {
+    @Test func negativeZeroAndOtherUnicodeFormsAreWritten() throws {
+        let container = try ModelContainer(for: Trip.self, BucketListItem.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        let trip = Trip(name: "caf\u{E9}", destination: "Nice")
+        context.insert(trip)
+        try context.save()
+        trip.price = -0.0
+        trip.destination = "Nic" + "e"
+        trip.name = "cafe\u{301}"
+        try context.save()
+        let reread = try #require(try ModelContext(container).fetch(FetchDescriptor<Trip>()).first)
+        #expect(reread.price.sign == .minus)
+        #expect(Array(reread.name.unicodeScalars) == Array("cafe\u{301}".unicodeScalars))
+    }
+
+    /// A change saved after another context deleted the row is dropped (the delete
+    /// wins); the model keeps its values rather than reading the gone row as empty.
+    @Test func aChangedModelWhoseRowWasDeletedKeepsItsValues() throws {
+        let container = try ModelContainer(for: Trip.self, BucketListItem.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let first = ModelContext(container)
+        first.insert(Trip(name: "Oslo", destination: "Norway"))
+        try first.save()
+        let mine = try #require(try first.fetch(FetchDescriptor<Trip>()).first)
+        mine.destination = "Bergen"
+        let other = ModelContext(container)
+        try other.delete(model: Trip.self)
+        try other.save()
+        try first.save()
+        #expect(mine.destination == "Bergen")
+        #expect(mine.name == "Oslo")
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 0)
+    }
+}

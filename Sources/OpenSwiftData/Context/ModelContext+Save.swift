@@ -93,7 +93,14 @@ extension ModelContext {
         }
         for (entity, model) in changedModels {
             let backing = model.modelBacking
-            backing.refault(from: version.tables[entity], generation: result.generation, keepingRelationships: true)
+            if version.tables[entity].contains(RowID(backing.identifier.id.key)) {
+                backing.refault(from: version.tables[entity], generation: result.generation, keepingRelationships: true)
+            } else {
+                // Another context deleted the row meanwhile, and the delete won: the model
+                // keeps the values it has rather than reading a row that is gone.
+                backing.dirty = []
+                backing.generation = result.generation
+            }
             updatedIDs.append(backing.identifier)
         }
         for id in deletedIDs {

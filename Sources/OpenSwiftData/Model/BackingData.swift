@@ -215,16 +215,18 @@ final class ModelBackingData<M: PersistentModel>: BackingData, ModelBacking {
             }
         case let .relationship(j):
             let relationship = layout.relationships[j]
-            setRelated(j, to: Self.relatedModels(in: value, isToMany: relationship.isToMany, isOptional: relationship.isOptional))
+            setRelated(j, to: relationship.isPlainReference
+                ? Self.referencedModels(in: value, isToMany: relationship.isToMany) : models(in: value))
         }
     }
 
-    /// The models a relationship property's value holds. A non-optional to-many value
-    /// is `[Destination]` and a to-one value `Destination?` or `Destination`, all class
-    /// references, so it is read as such without a dynamic cast of the whole value;
-    /// only the models in it are cast. Other shapes (`[Destination]?`) take the general path.
-    private static func relatedModels<Value>(in value: Value, isToMany: Bool, isOptional: Bool) -> [any PersistentModel] {
-        if isToMany, !isOptional, MemoryLayout<Value>.size == MemoryLayout<[AnyObject]>.size {
+    /// The models a relationship property's value holds, when the layout found it to be
+    /// `[Destination]`, `Destination?` or `Destination` (`isPlainReference`): class
+    /// references, read as such without a dynamic cast of the whole value; only the
+    /// models in it are cast. Other shapes (`[Destination]?`, `Destination??`) go
+    /// through `models(in:)`.
+    private static func referencedModels<Value>(in value: Value, isToMany: Bool) -> [any PersistentModel] {
+        if isToMany, MemoryLayout<Value>.size == MemoryLayout<[AnyObject]>.size {
             let objects = unsafeBitCast(value, to: [AnyObject].self)
             return objects.isEmpty ? [] : objects.map { $0 as! any PersistentModel }
         }
@@ -274,7 +276,7 @@ final class ModelBackingData<M: PersistentModel>: BackingData, ModelBacking {
         prepare()
         // Property initializers write their defaults, which the empty row holds already:
         // skipping equal values spares the copy of a row shared with the layout.
-        if storedValues[i] != value { storedValues[i] = value }
+        if !storedValues[i].isIdentical(to: value) { storedValues[i] = value }
         noteChange(slot: i)
     }
 

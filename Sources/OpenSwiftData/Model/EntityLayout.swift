@@ -28,6 +28,9 @@ final class EntityLayout: @unchecked Sendable {
         var destination: String
         var isToMany: Bool
         var isOptional: Bool
+        /// Whether the property's value is exactly `[Destination]`, `Destination` or
+        /// `Destination?`: class references that backing data reads without a cast.
+        var isPlainReference: Bool
         var deleteRule: Schema.Relationship.DeleteRule
         var minimumModelCount: Int
         var maximumModelCount: Int
@@ -151,6 +154,9 @@ final class EntityLayout: @unchecked Sendable {
                     destination: entityName(of: destinationType),
                     isToMany: isToMany,
                     isOptional: isOptional,
+                    isPlainReference: isToMany
+                        ? !isOptional
+                        : swiftType == destinationType || (swiftType as? any _OptionalType.Type)?._wrappedType == destinationType,
                     deleteRule: declared?.deleteRule ?? .nullify,
                     minimumModelCount: declared?.minimumModelCount ?? 0,
                     maximumModelCount: declared?.maximumModelCount ?? 0,

@@ -86,11 +86,6 @@ struct Column: Sendable {
         }
     }
 
-    /// Whether the value at `position` is nil.
-    func isNull(at position: Int) -> Bool {
-        kind == .value ? values[position].isNull : !Bitmap.test(present, position)
-    }
-
     // MARK: Writing
 
     /// Adds `value` after the last position.

@@ -73,7 +73,7 @@ struct Segment: Sendable {
 
     /// Writes the slots of `row` that differ from `old`, so unchanged columns stay shared.
     mutating func write(_ row: Row, at position: Int, changedFrom old: Row) {
-        for (slot, value) in row.enumerated() where value != old[slot] { columns[slot].set(value, at: position) }
+        for (slot, value) in row.enumerated() where !value.isIdentical(to: old[slot]) { columns[slot].set(value, at: position) }
     }
 
     mutating func setLive(_ position: Int, _ on: Bool) {

@@ -22,11 +22,6 @@ extension Table {
                 let id = segment.id(at: p).rawValue
                 precondition(id > previous, "identifiers out of order at segment \(s) position \(p)")
                 previous = id
-                if !Bitmap.test(segment.live, p) {
-                    for (slot, column) in segment.columns.enumerated() {
-                        precondition(column.isNull(at: p), "dead position \(p) of segment \(s) holds a value in slot \(slot)")
-                    }
-                }
             }
             live += segment.liveCount
         }

@@ -182,8 +182,9 @@ public struct Table: Sendable {
     public mutating func remove(_ id: RowID) -> Row? {
         guard let (s, p) = locate(id) else { return nil }
         let old = segments[s].row(at: p)
+        // Only the live bitmap changes (and is copied): the dead position's values stay
+        // until the segment is compacted or dropped.
         segments[s].setLive(p, false)
-        for slot in kinds.indices { segments[s].columns[slot].clear(at: p) }
         count -= 1
         if segments[s].liveCount == 0, s != segments.count - 1 {
             // An emptied segment costs nothing once dropped: identifiers are looked up

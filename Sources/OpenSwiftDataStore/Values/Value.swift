@@ -43,6 +43,20 @@ public enum Value: Hashable, Sendable {
         if case .null = self { return true }
         return false
     }
+
+    /// Whether the two are the same value to the bit, where `==` says equal for some
+    /// that are not: `-0.0` and `0.0`, and strings in different Unicode forms. Writes
+    /// that skip "unchanged" values use it, so no such change is dropped. Collections
+    /// and decimals are never identical here (the write happens).
+    public func isIdentical(to other: Value) -> Bool {
+        switch (self, other) {
+        case let (.double(a), .double(b)): a.bitPattern == b.bitPattern
+        case let (.date(a), .date(b)): a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
+        case let (.string(a), .string(b)): a.utf8.elementsEqual(b.utf8)
+        case (.array, _), (.dictionary, _), (.decimal, _): false
+        default: self == other
+        }
+    }
 }
 
 extension Value: Comparable {
