@@ -170,12 +170,6 @@ public struct Table: Sendable {
         segments[s].write(row, at: p, changedFrom: segments[s].row(at: p))
     }
 
-    /// Replaces the value in `slot` of the row stored under `id`; the row must exist.
-    public mutating func update(_ id: RowID, slot: Int, to value: Value) {
-        guard let (s, p) = locate(id) else { preconditionFailure("update of a missing row \(id)") }
-        segments[s].columns[slot].set(value, at: p)
-    }
-
     /// Removes the row stored under `id`, returning it.
     /// - Complexity: O(slots); O(segments) when it empties a segment.
     @discardableResult
