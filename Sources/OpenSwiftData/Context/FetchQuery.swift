@@ -226,9 +226,8 @@ struct FetchQuery<T: PersistentModel> {
     }
 
     /// The filter a stored row passes through, built once per fetch: nil when the
-    /// row fails, else the row's values when the test read them whole (the
-    /// interpreter does), or an empty row when it read only some columns (`RowTest`
-    /// does) or none. Closures over the row's values where the predicate allows
+    /// row fails; when it passes, `.some(row)` if the test read the whole row (the
+    /// interpreter does), `.some(nil)` if it read only some columns (`RowTest`) or none. Closures over the row's values where the predicate allows
     /// (`RowTest`), else the interpreter, else a model and `Predicate.evaluate`.
     /// Deleted and changed models never pass.
     private func storedRowFilter() -> (RowID) throws -> Row?? {
