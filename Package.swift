@@ -68,7 +68,8 @@ let package = Package(
         ),
         .testTarget(
             name: "OpenSwiftDataStoreTests",
-            dependencies: ["OpenSwiftDataStore"]
+            // CZstd: hostile-document tests compress their own (bomb) frames.
+            dependencies: ["OpenSwiftDataStore", "CZstd"]
         ),
         // A child process the crash tests kill at random moments during saves.
         .executableTarget(

@@ -1,10 +1,18 @@
 /// Reads tokens into a `QueryNode`, with Swift's precedence: `!` binds tightest,
 /// then comparisons, then `&&`, then `||`.
+///
+/// Trees stay shallow whatever the input, so neither this parser nor the compiler
+/// and evaluator after it can run out of stack: chains of `&&` or `||` become
+/// balanced trees (depth log₂ n), and `(` and `!` nest at most `maximumNesting` deep.
 struct QueryParser {
+    /// How deep parentheses and `!` may nest.
+    static let maximumNesting = 64
+
     private let tokens: [QueryLexer.Located]
     private let source: String
     private let option: String
     private var position = 0
+    private var nesting = 0
 
     /// A whole filter expression.
     static func filter(_ source: String, option: String = "--where") throws(QuerySyntaxError) -> QueryNode {
@@ -60,21 +68,36 @@ struct QueryParser {
     }
 
     private mutating func disjunction() throws(QuerySyntaxError) -> QueryNode {
-        var node = try conjunction()
+        var terms = [try conjunction()]
         while current.token == .symbol("||") {
             position += 1
-            node = .or(node, try conjunction())
+            terms.append(try conjunction())
         }
-        return node
+        return Self.balanced(terms[...], QueryNode.or)
     }
 
     private mutating func conjunction() throws(QuerySyntaxError) -> QueryNode {
-        var node = try comparison()
+        var terms = [try comparison()]
         while current.token == .symbol("&&") {
             position += 1
-            node = .and(node, try comparison())
+            terms.append(try comparison())
         }
-        return node
+        return Self.balanced(terms[...], QueryNode.and)
+    }
+
+    /// `terms` joined by an associative connective, as a tree of depth ⌈log₂ n⌉.
+    private static func balanced(_ terms: ArraySlice<QueryNode>, _ join: (QueryNode, QueryNode) -> QueryNode) -> QueryNode {
+        if terms.count == 1 { return terms[terms.startIndex] }
+        let middle = terms.startIndex + terms.count / 2
+        return join(balanced(terms[..<middle], join), balanced(terms[middle...], join))
+    }
+
+    /// Enters one level of `(` or `!`, or says the filter nests too deep.
+    private mutating func enter() throws(QuerySyntaxError) {
+        guard nesting < Self.maximumNesting else {
+            throw fail("parentheses and '!' nest deeper than \(Self.maximumNesting) levels")
+        }
+        nesting += 1
     }
 
     private mutating func comparison() throws(QuerySyntaxError) -> QueryNode {
@@ -98,9 +121,13 @@ struct QueryParser {
         let located = current
         switch located.token {
         case .symbol("!"):
+            try enter()
+            defer { nesting -= 1 }
             position += 1
             return .not(try unary(), column: located.column)
         case .symbol("("):
+            try enter()
+            defer { nesting -= 1 }
             position += 1
             let node = try disjunction()
             guard current.token == .symbol(")") else { throw fail("expected ')'") }

@@ -89,4 +89,28 @@ import Testing
         #expect(negative.status == 64)
         #expect(negative.error.contains("--limit must be 0 or more"))
     }
+
+    /// Deep filters end in a clear error or an answer, never a stack overflow: `(` and
+    /// `!` nest at most 64 deep, and long chains of `&&` and `||` are fine.
+    @Test func deepFiltersAreBoundedAndLongChainsRun() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("trips.osd")
+        try TripDocument.create(at: path)
+
+        let nots = String(repeating: "!", count: 600) + "booked"
+        let parentheses = String(repeating: "(", count: 1_500) + "booked" + String(repeating: ")", count: 1_500)
+        for filter in [nots, parentheses] {
+            let result = try OSD.run(["query", path, "Trip", "--where", filter])
+            #expect(result.status == 1)
+            #expect(result.error.contains("nest deeper than 64 levels"), "\(result.error)")
+        }
+        // 64 levels are allowed: an even number of ! is the condition itself.
+        #expect(try ids(path, ["Trip", "--where", String(repeating: "!", count: 64) + "booked"]) == ids(path, ["Trip", "--where", "booked"]))
+        // 2,000 conditions joined by && and by ||.
+        let conjunction = Array(repeating: "days > 3", count: 1_000).joined(separator: " && ") + " && " + Array(repeating: "booked", count: 1_000).joined(separator: " && ")
+        #expect(try ids(path, ["Trip", "--where", conjunction]) == [3, 4, 7])
+        let disjunction = (1...2_000).map { "days == \($0 + 100)" }.joined(separator: " || ") + " || days == 5"
+        #expect(try ids(path, ["Trip", "--where", disjunction]) == ids(path, ["Trip", "--where", "days == 5"]))
+    }
 }

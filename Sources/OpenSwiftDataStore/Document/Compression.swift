@@ -1,11 +1,14 @@
 import CZstd
 
-/// zstd, as documents use it: one-shot frames of known size.
+/// zstd, as documents use it: one frame per document frame, of known size.
 enum Zstd {
     /// Level for journal frames: they are small and on the save path.
     static let journalLevel: Int32 = 1
     /// Level for snapshot sections: written by compaction, read at every open.
     static let snapshotLevel: Int32 = 3
+    /// The largest window a reader accepts (16 MiB). Writers at the levels above use
+    /// at most 2 MiB; a hostile frame cannot make the decoder allocate more.
+    static let windowLogMax: Int32 = 24
 
     /// `bytes` compressed at `level`.
     static func compress(_ bytes: UnsafeRawBufferPointer, level: Int32) -> [UInt8] {
@@ -20,14 +23,63 @@ enum Zstd {
         return output
     }
 
+    /// A skippable zstd frame of exactly `length` bytes (at least 8): decoders pass
+    /// over it. Writers append one to keep a frame's expansion under
+    /// `DocumentFormat.maximumExpansion`.
+    static func skippableFrame(length: Int) -> [UInt8] {
+        precondition(length >= 8 && length - 8 <= Int(UInt32.max))
+        var frame = [UInt8](repeating: 0, count: length)
+        let magic = UInt32(ZSTD_MAGIC_SKIPPABLE_START).littleEndian
+        let size = UInt32(length - 8).littleEndian
+        withUnsafeBytes(of: magic) { frame.replaceSubrange(0..<4, with: $0) }
+        withUnsafeBytes(of: size) { frame.replaceSubrange(4..<8, with: $0) }
+        return frame
+    }
+
     /// Decompresses `bytes` into exactly `size` bytes, or returns the reason it cannot.
+    ///
+    /// `size` is a claim read from the file, so nothing is allocated for it up front:
+    /// the output grows (doubling) with what zstd actually produces, and decoding
+    /// stops as soon as it would pass `size`. Memory is at most twice the real output
+    /// plus the decoder's window (≤ 2^`windowLogMax`).
     static func decompress(_ bytes: UnsafeRawBufferPointer, size: Int) -> Result<[UInt8], ZstdFailure> {
-        var output = [UInt8](repeating: 0, count: size)
-        let written = output.withUnsafeMutableBytes { out in
-            ZSTD_decompress(out.baseAddress, size, bytes.baseAddress, bytes.count)
+        guard let stream = ZSTD_createDStream() else { return .failure(ZstdFailure(reason: "out of memory")) }
+        defer { ZSTD_freeDStream(stream) }
+        _ = ZSTD_initDStream(stream)
+        _ = ZSTD_DCtx_setParameter(stream, ZSTD_d_windowLogMax, windowLogMax)
+        // One byte past `size` shows an overlong frame without allocating for it.
+        let limit = size + 1
+        var output = [UInt8](repeating: 0, count: min(limit, max(1 << 16, bytes.count * 4)))
+        var produced = 0
+        var consumed = 0
+        while true {
+            if produced == output.count {
+                if produced == limit { return .failure(ZstdFailure(reason: "decompresses to more than \(size) bytes")) }
+                output.append(contentsOf: repeatElement(0, count: min(limit, output.count * 2) - output.count))
+            }
+            let before = (produced, consumed)
+            let result = output.withUnsafeMutableBytes { out in
+                var outBuffer = ZSTD_outBuffer(dst: out.baseAddress, size: out.count, pos: produced)
+                var inBuffer = ZSTD_inBuffer(src: bytes.baseAddress, size: bytes.count, pos: consumed)
+                let result = ZSTD_decompressStream(stream, &outBuffer, &inBuffer)
+                produced = outBuffer.pos
+                consumed = inBuffer.pos
+                return result
+            }
+            if ZSTD_isError(result) != 0 {
+                return .failure(ZstdFailure(reason: String(cString: ZSTD_getErrorName(result))))
+            }
+            // 0: every frame so far is decoded and flushed.
+            if result == 0, consumed == bytes.count { break }
+            if consumed == bytes.count, produced < output.count {
+                return .failure(ZstdFailure(reason: "the compressed data ends inside a zstd frame"))
+            }
+            if before == (produced, consumed), produced < output.count {
+                return .failure(ZstdFailure(reason: "the zstd decoder makes no progress"))
+            }
         }
-        if ZSTD_isError(written) != 0 { return .failure(ZstdFailure(reason: String(cString: ZSTD_getErrorName(written)))) }
-        if written != size { return .failure(ZstdFailure(reason: "decompressed to \(written) bytes, expected \(size)")) }
+        if produced != size { return .failure(ZstdFailure(reason: "decompressed to \(produced) bytes, expected \(size)")) }
+        output.removeSubrange(produced...)
         return .success(output)
     }
 

@@ -30,8 +30,23 @@ public enum DocumentFormat {
     /// Readers refuse frames that claim more than this raw size (2 GiB), before
     /// allocating for them.
     static let maximumRawFrameBytes = Int(Int32.max)
-    /// Row identifiers above this are damage: tables allocate by identifier.
+    /// Row identifiers above this are damage.
     public static let maximumRowID: Int64 = 1 << 32
+    /// A compressed frame holds at most this many payload bytes per stored byte:
+    /// writers pad a frame that compresses better (with a skippable zstd frame, at
+    /// most 0.1 % of its payload), and readers refuse a document whose frames claim
+    /// more than this many times its size (plus `expansionAllowance`) in all. A
+    /// hostile file's cost is thereby a fixed multiple of its size, not of the
+    /// lengths it claims.
+    static let maximumExpansion = 1024
+    /// Decompressed bytes every document may use whatever its size (documents of
+    /// earlier builds were not padded).
+    static let expansionAllowance = 64 << 20
+
+    /// The payload bytes a reader decompresses at most for a file of `fileSize` bytes.
+    static func expansionBudget(fileSize: Int) -> Int {
+        fileSize.multipliedReportingOverflow(by: maximumExpansion).partialValue + expansionAllowance
+    }
     /// Payloads below this size are stored rather than compressed.
     static let compressionThreshold = 128
 }
@@ -111,8 +126,13 @@ enum Frame {
         var codec: UInt8 = 0
         var stored = payload
         if let level, payload.count >= DocumentFormat.compressionThreshold {
-            let compressed = payload.withUnsafeBytes { Zstd.compress($0, level: level) }
+            var compressed = payload.withUnsafeBytes { Zstd.compress($0, level: level) }
             if compressed.count < payload.count {
+                // Keep the expansion readers allow (see maximumExpansion).
+                let minimum = (payload.count + DocumentFormat.maximumExpansion - 1) / DocumentFormat.maximumExpansion
+                if compressed.count < minimum {
+                    compressed += Zstd.skippableFrame(length: max(8, minimum - compressed.count))
+                }
                 codec = 1
                 stored = compressed
             }
@@ -134,21 +154,77 @@ enum Frame {
         return w.bytes
     }
 
-    /// Whether a frame header with a valid checksum starts anywhere after `offset`.
-    /// - Complexity: O(bytes after `offset`); only damaged files pay it.
-    static func intactHeaderExists(in file: [UInt8], after offset: Int) -> Bool {
-        var at = offset + 1
+    /// The frame at `offset` when its header and payload checksums hold, without
+    /// decompressing it: (kind, codec, stored payload range, raw length, length).
+    static func whole(
+        in file: [UInt8], at offset: Int
+    ) -> (kind: FrameKind, codec: UInt8, payload: Range<Int>, rawLength: Int, length: Int)? {
         let size = DocumentFormat.frameHeaderSize
-        while at + size <= file.count {
-            if file[at] == 0x4F, file[at + 1] == 0x53, file[at + 2] == 0x44, file[at + 3] == 0x46 {
-                let stored = file.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: at + 16, as: UInt32.self)) }
-                if stored == CRC32C.checksum(Array(file[at..<(at + 16)])), FrameKind(rawValue: file[at + 4]) != nil {
+        guard offset >= 0, file.count - offset >= size else { return nil }
+        return file.withUnsafeBytes { raw in
+            func field(_ at: Int) -> UInt32 {
+                UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + at, as: UInt32.self))
+            }
+            guard field(0) == DocumentFormat.frameMarker,
+                  field(16) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + 16)])),
+                  let kind = FrameKind(rawValue: raw[offset + 4])
+            else { return nil }
+            let stored = Int(field(8))
+            let length = size + stored + DocumentFormat.frameTrailerSize
+            guard file.count - offset >= length else { return nil }
+            let payload = (offset + size)..<(offset + size + stored)
+            let trailer = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: payload.upperBound, as: UInt32.self))
+            guard trailer == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[payload])) else { return nil }
+            return (kind, raw[offset + 5], payload, Int(field(12)), length)
+        }
+    }
+
+    /// Whether the failed frame at `offset` is damage rather than a torn last append:
+    /// a whole frame (both checksums hold) follows it.
+    ///
+    /// When the failed frame's header is intact, its length says where a follower
+    /// starts, and only that place is looked at: its own payload, user data, is
+    /// never read. When the header itself failed (a crash can lose any page of an
+    /// append), every later position is tried; there a follower must be a commit
+    /// frame for a generation after `generation + 1` (the failed frame's), so bytes
+    /// inside the failed frame that happen to look like a frame are not mistaken for one.
+    /// - Complexity: O(1) with a known length; O(bytes after `offset`) otherwise,
+    ///   which only damaged or torn files pay.
+    static func followed(
+        in file: [UInt8], at offset: Int, knownLength: Int?, generation: UInt64?
+    ) -> Bool {
+        if let knownLength { return whole(in: file, at: offset + knownLength) != nil }
+        var at = offset + 1
+        while at + DocumentFormat.frameHeaderSize <= file.count {
+            if file[at] == 0x4F, file[at + 1] == 0x53, file[at + 2] == 0x44, file[at + 3] == 0x46,
+               let frame = whole(in: file, at: at) {
+                guard let generation else { return true }
+                if frame.kind == .commit, let later = commitGeneration(in: file, frame), later > generation + 1 {
                     return true
                 }
             }
             at += 1
         }
         return false
+    }
+
+    /// The generation a whole commit frame starts with (its first varint), decoding
+    /// at most the first bytes of its payload.
+    private static func commitGeneration(
+        in file: [UInt8], _ frame: (kind: FrameKind, codec: UInt8, payload: Range<Int>, rawLength: Int, length: Int)
+    ) -> UInt64? {
+        let head: [UInt8]
+        switch frame.codec {
+        case 0: head = Array(file[frame.payload.prefix(10)])
+        case 1:
+            guard frame.rawLength <= DocumentFormat.expansionBudget(fileSize: frame.payload.count),
+                  case let .success(bytes) = file[frame.payload].withUnsafeBytes({ Zstd.decompress($0, size: frame.rawLength) })
+            else { return nil }
+            head = Array(bytes.prefix(10))
+        default: return nil
+        }
+        var reader = ByteReader(head)
+        return try? reader.varint()
     }
 
     /// A frame read back, payload decompressed.
@@ -169,10 +245,16 @@ enum Frame {
     /// Reads the frame at `offset` of `file`.
     ///
     /// A frame is torn when the file ends inside it, or when its header or payload
-    /// checksum fails and no intact frame header follows it anywhere in the file
-    /// (an append a crash cut short: after power loss any of its pages, the header's
-    /// included, may be missing). A mismatch with an intact frame after it is damage.
-    static func scan(_ file: [UInt8], at offset: Int, path: String) throws(DocumentError) -> Scan {
+    /// checksum fails and no whole frame follows it (see `followed`): an append a
+    /// crash cut short. A mismatch with a whole frame after it is damage.
+    ///
+    /// - Parameters:
+    ///   - budget: payload bytes the reader may still decompress; the frame's raw
+    ///     length is taken from it before anything is allocated.
+    ///   - generation: in the journal, the generation of the last whole commit.
+    static func scan(
+        _ file: [UInt8], at offset: Int, path: String, budget: inout Int, generation: UInt64? = nil
+    ) throws(DocumentError) -> Scan {
         let remaining = file.count - offset
         if remaining == 0 { return .end }
         if remaining < DocumentFormat.frameHeaderSize {
@@ -189,7 +271,7 @@ enum Frame {
         let rawLength = Int(field(12))
         let headerCRC = field(16)
         guard marker == DocumentFormat.frameMarker, headerCRC == CRC32C.checksum(Array(header[0..<16])) else {
-            if !intactHeaderExists(in: file, after: offset) {
+            if !followed(in: file, at: offset, knownLength: nil, generation: generation) {
                 return .torn(offset: offset, reason: "an incomplete frame header ends the file")
             }
             throw .damaged(path: path, offset: offset, reason: "frame header checksum mismatch")
@@ -209,11 +291,17 @@ enum Frame {
         var trailer = ByteReader(Array(file[(payloadStart + storedLength)..<(offset + length)]))
         let payloadCRC = (try? trailer.fixed32()) ?? 0
         guard payloadCRC == stored.withUnsafeBytes({ CRC32C.checksum($0) }) else {
-            if !intactHeaderExists(in: file, after: offset) {
+            if !followed(in: file, at: offset, knownLength: length, generation: generation) {
                 return .torn(offset: offset, reason: "the last \(kind) frame's checksum fails")
             }
             throw .damaged(path: path, offset: payloadStart, reason: "\(kind) frame checksum mismatch")
         }
+        guard rawLength <= budget else {
+            throw .damaged(
+                path: path, offset: offset + 12,
+                reason: "the frames claim more than \(DocumentFormat.maximumExpansion) times the file's size once decompressed")
+        }
+        budget -= rawLength
         let payload: [UInt8]
         switch codec {
         case 0:

@@ -80,9 +80,11 @@ public struct DocumentReader {
         var offset = DocumentFormat.headerSize
         /// A blob that failed to load, reported as itself rather than as frame damage.
         var blobFailure: DocumentError?
+        /// Payload bytes left to decompress: a fixed multiple of the file's size.
+        var budget = DocumentFormat.expansionBudget(fileSize: bytes.count)
 
         func next(inSnapshot: Bool) throws(DocumentError) -> Frame.Scanned? {
-            switch try Frame.scan(bytes, at: offset, path: path) {
+            switch try Frame.scan(bytes, at: offset, path: path, budget: &budget) {
             case let .frame(frame):
                 frames.append(FrameSummary(kind: frame.kind, offset: frame.offset, length: frame.length, rawLength: frame.payload.count))
                 offset += frame.length
@@ -210,7 +212,7 @@ public struct DocumentReader {
         var tornTail: (offset: Int, reason: String)?
         while true {
             let start = offset
-            let scan = try Frame.scan(bytes, at: offset, path: path)
+            let scan = try Frame.scan(bytes, at: offset, path: path, budget: &budget, generation: generation)
             guard case let .frame(frame) = scan else {
                 if case let .torn(at, reason) = scan { tornTail = (at, reason) }
                 break
