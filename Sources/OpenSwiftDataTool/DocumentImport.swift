@@ -11,7 +11,9 @@ enum DocumentImport {
         var rows: Int
     }
 
-    static func version(from json: JSON) throws(ToolFailure) -> Result {
+    /// The version the export `json` describes; `source` is its text, so errors
+    /// about a value can say the line and column where it is written.
+    static func version(from json: JSON, source: [UInt8]) throws(ToolFailure) -> Result {
         let top = "the export"
         let known: Set<String> = ["format", "version", "fingerprint", "schema", "nextIDs", "entities"]
         for member in try json.members(in: top) where !known.contains(member.key) {
@@ -56,7 +58,11 @@ enum DocumentImport {
             var rows: [(id: Int64, row: Row)] = []
             rows.reserveCapacity(items.count)
             for (i, item) in items.enumerated() {
-                rows.append(try row(item, of: entity, position: i + 1))
+                let locate = { (member: String?) -> String in
+                    let path: [JSONParser.PathStep] = ["entities", .member(entity.name), .item(i)] + (member.map { [.member($0)] } ?? [])
+                    return JSONParser.location(of: path, in: source).map { "line \($0.line), column \($0.column): " } ?? ""
+                }
+                rows.append(try row(item, of: entity, position: i + 1, locate: locate))
                 progress.advance()
             }
             rows.sort { $0.id < $1.id }
@@ -72,13 +78,20 @@ enum DocumentImport {
             rowCount += rows.count
         }
 
-        return Result(version: try build(schema: schema, tables: tables), rows: rowCount)
+        let version = try build(schema: schema, tables: tables)
+        try checkReferences(in: version)
+        return Result(version: version, rows: rowCount)
     }
 
     /// One row object: `#id` and a value for each slot; optional attributes and
-    /// relationships that are left out are nil (no rows, for to-many).
-    private static func row(_ json: JSON, of entity: EntityDescription, position: Int) throws(ToolFailure) -> (id: Int64, row: Row) {
-        let context = "\(entity.name) row \(position)"
+    /// relationships that are left out are nil (no rows, for to-many). Every value
+    /// must fit its attribute's type (`ValueType.conforming`), and only optional
+    /// attributes are nil. `locate` gives "line L, column C: " for a member (or,
+    /// given nil, the row).
+    private static func row(
+        _ json: JSON, of entity: EntityDescription, position: Int, locate: (String?) -> String
+    ) throws(ToolFailure) -> (id: Int64, row: Row) {
+        let context = "\(locate(nil))\(entity.name) row \(position)"
         let members = try json.members(in: context)
         guard case let .integer(id)? = json[DocumentExport.idKey], id > 0, id <= DocumentFormat.maximumRowID else {
             throw ToolFailure("\(context): \"\(DocumentExport.idKey)\" must be an integer from 1 to \(DocumentFormat.maximumRowID)")
@@ -87,14 +100,15 @@ enum DocumentImport {
         var row = Row(repeating: .null, count: entity.slotCount)
         var given = [Bool](repeating: false, count: entity.slotCount)
         for member in members where member.key != DocumentExport.idKey {
+            let at = "\(locate(member.key))\(rowName), \(member.key)"
             guard let slot = entity.slot(named: member.key) else {
-                throw ToolFailure("\(rowName): \(entity.name) has no attribute or relationship \(member.key)")
+                throw ToolFailure("\(locate(member.key))\(rowName): \(entity.name) has no attribute or relationship \(member.key)")
             }
-            let value: Value
+            var value: Value
             do throws(ValueJSON.Failure) {
                 value = try ValueJSON.value(member.value)
             } catch {
-                throw ToolFailure("\(rowName), \(member.key): \(error.description)")
+                throw ToolFailure("\(at): \(error.description)")
             }
             if slot >= entity.attributes.count {
                 let relationship = entity.relationships[slot - entity.attributes.count]
@@ -102,7 +116,20 @@ enum DocumentImport {
                 case (.null, _), (.reference, false), (.references, true): break
                 default:
                     let expected = relationship.isToMany ? "{\"refs\": [row ids]}" : "{\"ref\": row id} or null"
-                    throw ToolFailure("\(rowName), \(member.key): expected \(expected)")
+                    throw ToolFailure("\(at): expected \(expected)")
+                }
+            } else {
+                let attribute = entity.attributes[slot]
+                if value.isNull {
+                    guard attribute.isOptional else {
+                        throw ToolFailure("\(at): null, but \(attribute.name) (\(attribute.type)) is not optional")
+                    }
+                } else {
+                    do throws(ValueType.Mismatch) {
+                        value = try attribute.type.conforming(value)
+                    } catch {
+                        throw ToolFailure("\(at): \(error.description)")
+                    }
                 }
             }
             row[slot] = value
@@ -111,13 +138,42 @@ enum DocumentImport {
         for slot in 0..<entity.slotCount where !given[slot] {
             if slot < entity.attributes.count {
                 guard entity.attributes[slot].isOptional else {
-                    throw ToolFailure("\(rowName): no value for \(entity.attributes[slot].name), which is not optional")
+                    throw ToolFailure("\(locate(nil))\(rowName): no value for \(entity.attributes[slot].name), which is not optional")
                 }
             } else if entity.relationships[slot - entity.attributes.count].isToMany {
                 row[slot] = .references([])
             }
         }
         return (id, row)
+    }
+
+    /// Refuses a reference to a row its destination entity does not have: the
+    /// application would fault on a model that does not exist.
+    private static func checkReferences(in version: StoreVersion) throws(ToolFailure) {
+        let schema = version.schema
+        for (e, entity) in schema.entities.enumerated() {
+            for (r, relationship) in entity.relationships.enumerated() {
+                guard let destination = schema.entityIndex(named: relationship.destination) else {
+                    throw ToolFailure("\(entity.name).\(relationship.name): no entity \(relationship.destination)")
+                }
+                let slot = entity.attributes.count + r
+                var dangling: (row: RowID, target: RowID)?
+                version.tables[e].forEach(slot: slot) { id, value in
+                    guard dangling == nil else { return }
+                    switch value {
+                    case let .reference(target) where !version.tables[destination].contains(target):
+                        dangling = (id, target)
+                    case let .references(targets):
+                        if let target = targets.first(where: { !version.tables[destination].contains($0) }) { dangling = (id, target) }
+                    default: break
+                    }
+                }
+                if let dangling {
+                    throw ToolFailure(
+                        "\(entity.name) #\(dangling.row.rawValue), \(relationship.name): refers to \(relationship.destination) #\(dangling.target.rawValue), which is not in the export")
+                }
+            }
+        }
     }
 
     /// The version holding `tables`, each row under its own identifier; a unique

@@ -31,7 +31,7 @@ enum FileSystem {
     /// `Document` holds `flock(LOCK_EX)` on its file until it closes. Commands that
     /// replace a document check this first rather than pull it from under a writer.
     static func isLockedForWriting(_ path: String) -> Bool {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
         if flock(descriptor, LOCK_EX | LOCK_NB) == 0 {
@@ -41,10 +41,21 @@ enum FileSystem {
         return errno == EWOULDBLOCK
     }
 
-    /// Refuses to replace `path` unless `force`, and never while a writer has it open.
+    /// Whether `path` itself (not a link's target) is a regular file.
+    static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+    }
+
+    /// Refuses to replace `path` unless `force`, never while a writer has it open,
+    /// and never when it is not a regular file: `--force` does not replace a
+    /// device, FIFO, directory or symbolic link (`-o /dev/null --force` is refused).
     static func checkReplaceable(_ path: String, force: Bool) throws(ToolFailure) {
         guard exists(path) else { return }
         guard force else { throw ToolFailure("\(path) already exists (use --force to replace it)") }
+        guard isRegularFile(path) else {
+            throw ToolFailure("\(path) is not a regular file (a device, FIFO, directory or link); osd replaces only regular files")
+        }
         if isLockedForWriting(path) {
             throw ToolFailure("\(path) is open for writing in another process or container; close it first")
         }
@@ -68,6 +79,10 @@ enum FileSystem {
             guard fsync(descriptor) == 0 else { throw ToolFailure("fsync failed on \(path): \(String(cString: strerror(errno)))") }
             close(descriptor)
             isOpen = false
+            // Whatever took the name meanwhile, it is replaced only if it is a regular file.
+            guard !exists(path) || isRegularFile(path) else {
+                throw ToolFailure("\(path) is not a regular file (a device, FIFO, directory or link); osd replaces only regular files")
+            }
             guard rename(temporary, path) == 0 else {
                 throw ToolFailure("cannot rename into \(path): \(String(cString: strerror(errno)))")
             }

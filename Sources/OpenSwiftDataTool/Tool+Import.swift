@@ -26,15 +26,16 @@ extension Tool {
                     throw ToolFailure(FileSystem.exists(file) ? "cannot read \(file)" : "\(file) does not exist")
                 }
                 let json: JSON
+                let source = [UInt8](data)
                 do throws(JSONParser.Failure) {
-                    json = try JSONParser.parse([UInt8](data))
+                    json = try JSONParser.parse(source)
                 } catch {
                     throw ToolFailure("\(file) is not valid JSON: \(error.description)")
                 }
-                let imported = try DocumentImport.version(from: json)
+                let imported = try DocumentImport.version(from: json, source: source)
                 // The file may have appeared, or a writer opened it, while we read.
                 try FileSystem.checkReplaceable(output, force: force)
-                try Document.write(imported.version, to: output)
+                try Document.write(imported.version, to: output, replacing: force)
                 let summary = OutputSink.standardOutput()
                 try summary.line(
                     "imported \(plural(imported.rows, "row")) of \(plural(imported.version.schema.entities.count, "entity", "entities")) into \(output)")

@@ -97,7 +97,9 @@ enum ValueJSON {
             }
         }
         func rowID(_ json: JSON) throws(Failure) -> RowID {
-            guard case let .integer(i) = json, i > 0 else { throw fail("positive row identifiers") }
+            guard case let .integer(i) = json, i > 0, i <= DocumentFormat.maximumRowID else {
+                throw fail("row identifiers from 1 to \(DocumentFormat.maximumRowID)")
+            }
             return RowID(i)
         }
         switch tag {
@@ -121,8 +123,10 @@ enum ValueJSON {
             return .url(url)
         case "decimal":
             let s = try text()
-            guard let decimal = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) else {
-                throw Failure(description: "\"\(s)\" is not a decimal number")
+            // Decimal(string:) reads "12abc" as 12: the whole text must be a number.
+            guard isDecimalText(s) || s == "NaN",
+                  let decimal = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) else {
+                throw Failure(description: "\"\(s)\" is not a decimal number (digits, an optional '.' and exponent)")
             }
             return .decimal(decimal)
         case "dict":
@@ -145,5 +149,27 @@ enum ValueJSON {
         default:
             throw Failure(description: "unknown value tag \"\(tag)\"")
         }
+    }
+
+    /// Whether `s` is a whole decimal number: `-?digits(.digits)?([eE][+-]?digits)?`.
+    static func isDecimalText(_ s: String) -> Bool {
+        var bytes = s.utf8[...]
+        func digits() -> Int {
+            let n = bytes.prefix(while: { (48...57).contains($0) }).count
+            bytes = bytes.dropFirst(n)
+            return n
+        }
+        if bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+        guard digits() > 0 else { return false }
+        if bytes.first == UInt8(ascii: ".") {
+            bytes = bytes.dropFirst()
+            guard digits() > 0 else { return false }
+        }
+        if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            if bytes.first == UInt8(ascii: "+") || bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+            guard digits() > 0 else { return false }
+        }
+        return bytes.isEmpty
     }
 }

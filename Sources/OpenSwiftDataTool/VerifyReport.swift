@@ -32,18 +32,18 @@ struct VerifyReport {
         frames = contents.frames.count
         journalFrames = contents.journalFrames
         tornTail = contents.tornTail
-        referencedBlobs = contents.blobNames.count
+        referencedBlobs = contents.blobs.count
 
         let folder = BlobStore(documentPath: path)
-        var progress = Progress("checking blobs", total: contents.blobNames.count)
-        for name in contents.blobNames.sorted() {
-            if let problem = folder.problem(with: name) {
+        var progress = Progress("checking blobs", total: contents.blobs.count)
+        for (name, length) in contents.blobs.sorted(by: { $0.key < $1.key }) {
+            if let problem = try folder.problem(with: name, length: length) {
                 problems.append("external-storage blob \(name): \(problem)")
             }
             progress.advance()
         }
         progress.finish()
-        unreferencedBlobs = folder.names().filter { !contents.blobNames.contains($0) }
+        unreferencedBlobs = folder.names().filter { contents.blobs[$0] == nil }
     }
 
     func isIntact(strict: Bool) -> Bool {

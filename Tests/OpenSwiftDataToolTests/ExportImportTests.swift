@@ -152,4 +152,46 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: path))
         }
     }
+
+    /// Values that parse as JSON but do not fit the schema are refused with the
+    /// line and column where they are written; nothing the application would
+    /// misread or trap on reaches a document.
+    @Test func importChecksEveryValueAgainstTheSchema() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let original = folder.path("trips.osd"), export = folder.path("trips.json"), path = folder.path("bad.osd")
+        try TripDocument.create(at: original)
+        #expect(try OSD.run(["export", original, "--output", export]).status == 0)
+        let text = try String(contentsOfFile: export, encoding: .utf8)
+
+        // (what the export says, what to say instead, the message after "Trip #7, ")
+        let cases: [(String, String, String)] = [
+            ("\"price\": {\"decimal\": \"400.25\"}", "\"price\": \"cheap\"", "price: a string where Decimal belongs"),
+            ("\"price\": {\"decimal\": \"400.25\"}", "\"price\": {\"decimal\": \"12abc\"}", "price: \"12abc\" is not a decimal number"),
+            ("\"name\": \"Oslo winter\"", "\"name\": 42", "name: an integer where String belongs"),
+            ("\"days\": 4, \"budget\": 601.0", "\"days\": null, \"budget\": 601.0", "days: null, but days (Int) is not optional"),
+            ("\"start\": {\"date\": 740604800.875}", "\"start\": {\"date\": \"nan\"}", "start: a date must be a finite number of seconds"),
+            ("\"scores\": {\"dict\": [[\"fun\", 7]]}", "\"scores\": {\"dict\": [[\"fun\", 3000000000]]}", "scores: 3000000000 does not fit in Int32"),
+            ("\"destination\": {\"ref\": 3}", "\"destination\": {\"ref\": 9223372036854775807}", "destination: {\"ref\": …} holds an integer, expected row identifiers from 1 to 4294967296"),
+            ("\"destination\": {\"ref\": 3}", "\"destination\": {\"ref\": 18446744073709551615}", "destination: {\"ref\": …} holds an integer, expected row identifiers"),
+            ("\"destination\": {\"ref\": 3}", "\"destination\": {\"ref\": 99}", "destination: refers to Destination #99, which is not in the export"),
+        ]
+        let row7 = try #require(text.range(of: "{\"#id\": 7,"))
+        for (original, replacement, message) in cases {
+            let found = try #require(text.range(of: original, range: row7.lowerBound..<text.endIndex), "\(original)")
+            let edited = text.replacingCharacters(in: found, with: replacement)
+            try edited.write(toFile: export, atomically: true, encoding: .utf8)
+            let result = try OSD.run(["import", export, "--output", path])
+            #expect(result.status == 1, "\(replacement)")
+            #expect(result.error.contains("Trip #7, " + message), "\(replacement): \(result.error)")
+            #expect(!FileManager.default.fileExists(atPath: path))
+            if message.contains("refers to") { continue }
+            // The location is the value's: the character after "name": .
+            let before = edited[..<found.lowerBound]
+            let line = before.filter { $0 == "\n" }.count + 1
+            let column = before.count - (before.lastIndex(of: "\n").map { before.distance(from: before.startIndex, to: $0) + 1 } ?? 0)
+                + replacement.distance(from: replacement.startIndex, to: replacement.range(of: ": ")!.upperBound) + 1
+            #expect(result.error.contains("line \(line), column \(column): Trip #7"), "\(replacement): \(result.error)")
+        }
+    }
 }

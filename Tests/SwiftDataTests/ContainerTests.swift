@@ -1,4 +1,5 @@
 import SwiftData
+import Synchronization
 import Testing
 
 /// Point 5: containers and configurations.
@@ -66,6 +67,26 @@ import Testing
         #expect(main.hasChanges)
         for _ in 0..<1000 where main.hasChanges { await Task.yield() }
         #expect(!main.hasChanges)
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 1)
+    }
+
+    /// Another context with autosave on saves when pending changes are processed,
+    /// once (a save used to process pending changes, which saved, which processed…).
+    @Test func anotherContextWithAutosaveSavesOnProcessPendingChanges() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        context.autosaveEnabled = true
+        let saves = Mutex(0)
+        let observer = NotificationCenter.default.addObserver(forName: ModelContext.didSave, object: context, queue: nil) { _ in
+            saves.withLock { $0 += 1 }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        context.insert(Trip(name: "auto", destination: "saved"))
+        context.processPendingChanges()
+        #expect(!context.hasChanges)
+        #expect(saves.withLock { $0 } == 1)
+        try context.save()
+        #expect(saves.withLock { $0 } == 1)
         #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 1)
     }
 }

@@ -38,8 +38,16 @@ extension ModelContext {
     }
 
     /// Inserts the new models that pending changes made reachable, such as a new
-    /// model appended to a saved model's to-many relationship.
+    /// model appended to a saved model's to-many relationship; a context with
+    /// `autosaveEnabled` other than the main one then saves.
     public func processPendingChanges() {
+        insertReachableModels()
+        if autosaveEnabled, !isMainContext, hasChanges { try? save() }
+    }
+
+    /// The first half of `processPendingChanges()`, which `save()` runs: never the
+    /// autosave, which would call `save()` again.
+    func insertReachableModels() {
         var roots: [any PersistentModel] = []
         for id in inserted + changed {
             guard let model = registry[id] else { continue }
@@ -49,6 +57,5 @@ extension ModelContext {
             }
         }
         if !roots.isEmpty { insertGraph(from: roots) }
-        if autosaveEnabled, !isMainContext, hasChanges { try? save() }
     }
 }

@@ -21,7 +21,7 @@ extension ModelContext {
     /// instead (upsert), and the inserted instance takes its identifier.
     public func save() throws {
         autosaveScheduled = false
-        processPendingChanges()
+        insertReachableModels()
         guard hasChanges else { return }
         guard container.allowsSave else {
             throw SwiftDataError(.readOnlyConfiguration, "the container's configuration does not allow saving")

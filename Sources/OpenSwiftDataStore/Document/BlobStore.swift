@@ -30,12 +30,18 @@ public final class BlobStore {
 
     public func path(of name: String) -> String { directory + "/" + name }
 
-    /// Writes `data` under its hash unless a file of that name and size exists.
+    /// Writes `data` under its hash unless a file of that name already holds it.
     /// Returns whether it wrote a file (the directory then needs a sync).
+    ///
+    /// An existing file is checked by content, not size: a damaged blob of the
+    /// right length is replaced (atomically, by rename), never trusted.
     func store(_ data: Data, as reference: BlobReference) throws(DocumentError) -> Bool {
         let target = path(of: reference.name)
         var info = stat()
-        if stat(target, &info) == 0, Int(info.st_size) == reference.length { return false }
+        if stat(target, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) == reference.length,
+           (try? load(reference)) != nil {
+            return false
+        }
         if mkdir(directory, 0o755) == 0 {
             // The new folder must survive power loss as much as the blobs in it.
             try DocumentFile.syncDirectory(URL(fileURLWithPath: directory).deletingLastPathComponent().path)
@@ -70,6 +76,8 @@ public final class BlobStore {
             file = try DocumentFile.open(path(of: name), writable: false)
         } catch .notFound {
             throw .blob(name: name, reason: "missing from \(directory)")
+        } catch .notARegularFile {
+            throw .blob(name: name, reason: "is not a regular file")
         }
         let bytes = try file.readAll()
         guard bytes.count == reference.length else {
@@ -93,20 +101,38 @@ public final class BlobStore {
         return stat(path(of: name), &info) == 0 ? Int(info.st_size) : nil
     }
 
-    /// What is wrong with blob `name` (missing, unreadable, content not matching
-    /// its name), or nil when it is intact. Unlike a read of the document, which
-    /// stops at the first bad blob, this lets a tool report each one.
-    public func problem(with name: String) -> String? {
+    /// What is wrong with blob `name`, which the document says holds `length`
+    /// bytes (missing, not a regular file, another length, content not matching its
+    /// name), or nil when it is intact. Unlike a read of the document, which stops
+    /// at the first bad blob, this lets a tool report each one.
+    /// - Throws: `DocumentError.io` when the blob exists but cannot be read
+    ///   (permissions, an I/O error): that is not damage the document has.
+    public func problem(with name: String, length: Int) throws(DocumentError) -> String? {
         guard Self.isBlobName(name) else { return "not a blob name" }
-        guard size(of: name) != nil else { return "missing from \(directory)" }
-        guard let content = FileManager.default.contents(atPath: path(of: name)) else { return "cannot be read" }
-        return BlobStore.reference(for: content).name == name ? nil : "content does not match its hash"
+        let hash = stride(from: 0, to: 64, by: 2).map { i in
+            let digits = name.utf8.dropFirst(i).prefix(2)
+            return UInt8(String(decoding: digits, as: UTF8.self), radix: 16) ?? 0
+        }
+        do {
+            _ = try load(BlobReference(hash: hash, length: length))
+            return nil
+        } catch {
+            switch error {
+            case let .blob(_, reason): return reason
+            default: throw error
+            }
+        }
     }
 
     /// Removes every blob file not in `keeping`, and leftover temporary files.
     /// Returns how many blobs it removed.
+    ///
+    /// Only from a real folder: a blob folder that is a symbolic link is read and
+    /// written through, but nothing is ever deleted where it points.
     @discardableResult
     func collect(keeping: Set<String>) -> Int {
+        var info = stat()
+        guard lstat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return 0 }
         var removed = 0
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
             if Self.isBlobName(name) {

@@ -38,11 +38,30 @@ enum Zstd {
 
     /// Decompresses `bytes` into exactly `size` bytes, or returns the reason it cannot.
     ///
-    /// `size` is a claim read from the file, so nothing is allocated for it up front:
-    /// the output grows (doubling) with what zstd actually produces, and decoding
-    /// stops as soon as it would pass `size`. Memory is at most twice the real output
-    /// plus the decoder's window (≤ 2^`windowLogMax`).
+    /// `size` is a claim read from the file. Up to `trustedRatio` times the input it
+    /// is allocated at once and decoded in one call (the common case, and the
+    /// fastest); beyond that nothing is allocated for it up front: the output grows
+    /// (doubling) with what zstd actually produces, and decoding stops as soon as it
+    /// would pass `size`. Memory is at most twice the real output plus the decoder's
+    /// window (≤ 2^`windowLogMax`).
     static func decompress(_ bytes: UnsafeRawBufferPointer, size: Int) -> Result<[UInt8], ZstdFailure> {
+        if size <= bytes.count * trustedRatio + (1 << 16) {
+            var output = [UInt8](repeating: 0, count: size)
+            let written = output.withUnsafeMutableBytes { out in
+                ZSTD_decompress(out.baseAddress, size, bytes.baseAddress, bytes.count)
+            }
+            if ZSTD_isError(written) != 0 { return .failure(ZstdFailure(reason: String(cString: ZSTD_getErrorName(written)))) }
+            if written != size { return .failure(ZstdFailure(reason: "decompressed to \(written) bytes, expected \(size)")) }
+            return .success(output)
+        }
+        return decompressStreaming(bytes, size: size)
+    }
+
+    /// Expansion up to which a claimed size is allocated before decoding: typical
+    /// documents compress 3–10×.
+    static let trustedRatio = 32
+
+    private static func decompressStreaming(_ bytes: UnsafeRawBufferPointer, size: Int) -> Result<[UInt8], ZstdFailure> {
         guard let stream = ZSTD_createDStream() else { return .failure(ZstdFailure(reason: "out of memory")) }
         defer { ZSTD_freeDStream(stream) }
         _ = ZSTD_initDStream(stream)

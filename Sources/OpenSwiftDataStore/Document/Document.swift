@@ -244,9 +244,15 @@ public final class Document: @unchecked Sendable {
     }
 
     /// Writes a snapshot of `version` as a new document at `path` (replacing any
-    /// file there), with its blobs in the folder beside it: "save as".
+    /// file there when `replacing`), with its blobs in the folder beside it: "save as".
     /// A document open for writing elsewhere is not replaced: that throws `.locked`.
-    public static func write(_ version: StoreVersion, to path: String) throws(DocumentError) {
+    ///
+    /// Writes into one folder take turns (an advisory lock on the folder), so two
+    /// imports to the same new path cannot collect each other's blobs; a new path
+    /// is taken with `link`, which never replaces a document created meanwhile.
+    public static func write(_ version: StoreVersion, to path: String, replacing: Bool = true) throws(DocumentError) {
+        let folder = try DocumentFile.lockFolder(directory(of: path))
+        defer { folder.close() }
         // Hold the existing document's lock (if there is one) until it is replaced,
         // re-checking after locking that the path still names the file locked.
         var existing: DocumentFile?
@@ -256,6 +262,7 @@ public final class Document: @unchecked Sendable {
             existing = nil
         }
         defer { existing?.close() }
+        if existing != nil, !replacing { throw .io(operation: "create", path: path, errno: EEXIST) }
         let temporary = temporaryPath(for: path, purpose: "save")
         let blobs = BlobStore(documentPath: path)
         var referenced = Set<String>()
@@ -264,7 +271,15 @@ public final class Document: @unchecked Sendable {
         do throws(DocumentError) {
             // Locked before it takes the name, so no writer can open it unlocked.
             try file.lockExclusively()
-            try DocumentFile.rename(temporary, to: path)
+            if existing != nil {
+                try DocumentFile.rename(temporary, to: path)
+            } else {
+                guard link(temporary, path) == 0 else {
+                    // EEXIST: a writer created the document after we looked.
+                    throw errno == EEXIST ? .locked(path: path) : .io(operation: "link", path: path, errno: errno)
+                }
+                DocumentFile.remove(temporary)
+            }
             try DocumentFile.syncDirectory(directory(of: path))
         } catch {
             DocumentFile.remove(temporary)

@@ -17,6 +17,9 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
     case locked(path: String)
     /// The document, or the blob it needs, does not exist.
     case notFound(path: String)
+    /// The path names a FIFO, device, socket or directory: documents and blobs are
+    /// regular files, and reading anything else could hang or never end.
+    case notARegularFile(path: String)
     /// A system call failed (`errno` as the system reported it, e.g. ENOSPC on a full disk).
     case io(operation: String, path: String, errno: Int32)
     /// An external-storage blob is missing or does not match its content hash.
@@ -35,6 +38,7 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
         case let .schemaMismatch(path, reason): "\(path) was written with another schema: \(reason)"
         case let .locked(path): "\(path) is open for writing in another process or container"
         case let .notFound(path): "\(path) does not exist"
+        case let .notARegularFile(path): "\(path) is not a regular file (a FIFO, device, socket or directory)"
         case let .io(operation, path, code):
             "\(operation) failed on \(path): \(String(cString: strerror(code))) (errno \(code))"
         case let .blob(name, reason): "external-storage blob \(name): \(reason)"

@@ -21,15 +21,25 @@ final class DocumentFile {
 
     deinit { close() }
 
+    /// Opens `path`, which must be a regular file: a FIFO, device or directory is
+    /// refused with `.notARegularFile` (opened non-blocking, so a FIFO without a
+    /// writer cannot hang the open).
     static func open(_ path: String, writable: Bool, create: Bool = false) throws(DocumentError) -> DocumentFile {
         var flags = writable ? O_RDWR : O_RDONLY
         if create { flags |= O_CREAT | O_EXCL }
-        flags |= O_CLOEXEC
+        flags |= O_CLOEXEC | O_NONBLOCK
         let fd = Glibc.open(path, flags, 0o644)
         guard fd >= 0 else {
             if errno == ENOENT { throw .notFound(path: path) }
+            if errno == EISDIR || errno == ENXIO { throw .notARegularFile(path: path) }
             throw .io(operation: "open", path: path, errno: errno)
         }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            _ = Glibc.close(fd)
+            throw .notARegularFile(path: path)
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return DocumentFile(path: path, descriptor: fd)
     }
 
@@ -45,6 +55,18 @@ final class DocumentFile {
             if errno == EWOULDBLOCK { throw .locked(path: path) }
             throw .io(operation: "flock", path: path, errno: errno)
         }
+    }
+
+    /// Opens the folder `directory` and takes its advisory lock, waiting for any
+    /// other holder: writers of whole documents into one folder take turns.
+    static func lockFolder(_ directory: String) throws(DocumentError) -> DocumentFile {
+        let fd = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw .io(operation: "open directory", path: directory, errno: errno) }
+        let folder = DocumentFile(path: directory, descriptor: fd)
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw .io(operation: "flock", path: directory, errno: errno) }
+        }
+        return folder
     }
 
     /// Opens `path` for writing and takes its lock, making sure the path still

@@ -39,8 +39,10 @@ public struct DocumentReader {
         /// The torn last frame that was dropped, if any.
         public var tornTail: (offset: Int, reason: String)?
         public var frames: [FrameSummary]
+        /// The blobs the snapshot and journal refer to: name and length.
+        public var blobs: [String: Int]
         /// Names of the blobs the snapshot and journal refer to.
-        public var blobNames: Set<String>
+        public var blobNames: Set<String> { Set(blobs.keys) }
         /// The file's schema lists the entities in another order or names Codable
         /// types differently; a writer rewrites the snapshot before appending.
         public var needsRewrite: Bool
@@ -75,7 +77,7 @@ public struct DocumentReader {
         bytes: [UInt8], header: DocumentHeader, path: String, expected: StoreSchema?, blobs policy: BlobPolicy
     ) throws(DocumentError) -> Contents {
         let blobStore = BlobStore(documentPath: path)
-        var blobNames = Set<String>()
+        var blobs: [String: Int] = [:]
         var frames: [FrameSummary] = []
         var offset = DocumentFormat.headerSize
         /// A blob that failed to load, reported as itself rather than as frame damage.
@@ -113,7 +115,7 @@ public struct DocumentReader {
             }
         }
         func blob(_ reference: BlobReference) throws(ByteReader.Failure) -> Value {
-            blobNames.insert(reference.name)
+            blobs[reference.name] = reference.length
             switch policy {
             case .skip: return .data(Data())
             case .load:
@@ -278,7 +280,7 @@ public struct DocumentReader {
             path: path, formatMajor: header.major, formatMinor: header.minor, snapshotGeneration: header.generation,
             version: StoreVersion(schema: finalSchema, tables: tables, generation: generation, orderedEntries: indexOrders),
             snapshotLength: snapshotLength, journalLength: offset - snapshotLength, journalFrames: journalFrames,
-            validLength: offset, tornTail: tornTail, frames: frames, blobNames: blobNames,
+            validLength: offset, tornTail: tornTail, frames: frames, blobs: blobs,
             needsRewrite: placement != nil)
     }
 }

@@ -26,22 +26,39 @@ public struct JSONParser {
         return value
     }
 
+    /// One step into a JSON value: an object's member or an array's item (from 0).
+    public enum PathStep: Sendable, ExpressibleByStringLiteral {
+        case member(String)
+        case item(Int)
+        public init(stringLiteral name: String) { self = .member(name) }
+    }
+
     /// The value at `path` (member names, outermost first) in the JSON text `bytes`,
     /// or nil when a member on the way is missing or a value on the way is not an
     /// object. Members it passes over are skipped, not kept.
     public static func value(at path: [String], in bytes: [UInt8]) throws(Failure) -> JSON? {
         var parser = JSONParser(bytes: bytes)
-        guard try parser.enter(path) else { return nil }
+        guard try parser.enter(path.map(PathStep.member)) else { return nil }
         return try parser.value(depth: path.count)
     }
 
     /// Where in `bytes` the value at `path` is written, as `value(at:in:)` finds it.
     public static func span(of path: [String], in bytes: [UInt8]) throws(Failure) -> Range<Int>? {
         var parser = JSONParser(bytes: bytes)
-        guard try parser.enter(path) else { return nil }
+        guard try parser.enter(path.map(PathStep.member)) else { return nil }
         let start = parser.position
         try parser.skipValue(depth: path.count)
         return start..<parser.position
+    }
+
+    /// The line and column (from 1) where the value at `path` starts, for errors
+    /// about a value that parsed but does not fit; nil when there is none.
+    /// - Complexity: O(bytes before the value)
+    public static func location(of path: [PathStep], in bytes: [UInt8]) -> (line: Int, column: Int)? {
+        var parser = JSONParser(bytes: bytes)
+        guard (try? parser.enter(path)) == true else { return nil }
+        let at = parser.fail("", at: parser.position)
+        return (at.line, at.column)
     }
 
     private init(bytes: [UInt8]) {
@@ -138,19 +155,33 @@ public struct JSONParser {
         }
     }
 
-    /// Moves to the value of each member of `path` in turn; false when one is missing
-    /// or a value on the way is not an object.
-    private mutating func enter(_ path: [String]) throws(Failure) -> Bool {
+    /// Moves to the value of each step of `path` in turn; false when one is missing
+    /// or a value on the way is not an object (for a member) or array (for an item).
+    private mutating func enter(_ path: [PathStep]) throws(Failure) -> Bool {
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { position = 3 }
         skipWhitespace()
-        for (depth, name) in path.enumerated() {
-            guard current == UInt8(ascii: "{") else { return false }
+        for (depth, step) in path.enumerated() {
             guard depth < Self.maximumDepth else { throw fail("nested deeper than \(Self.maximumDepth) levels") }
-            position += 1
-            skipWhitespace()
-            if current == UInt8(ascii: "}") { return false }
-            while try memberName() != name {
-                try skipValue(depth: depth + 1)
-                guard try another(before: UInt8(ascii: "}")) else { return false }
+            switch step {
+            case let .member(name):
+                guard current == UInt8(ascii: "{") else { return false }
+                position += 1
+                skipWhitespace()
+                if current == UInt8(ascii: "}") { return false }
+                while try memberName() != name {
+                    try skipValue(depth: depth + 1)
+                    guard try another(before: UInt8(ascii: "}")) else { return false }
+                }
+            case let .item(index):
+                guard current == UInt8(ascii: "[") else { return false }
+                position += 1
+                skipWhitespace()
+                if current == UInt8(ascii: "]") { return false }
+                for _ in 0..<index {
+                    try skipValue(depth: depth + 1)
+                    guard try another(before: UInt8(ascii: "]")) else { return false }
+                    skipWhitespace()
+                }
             }
         }
         return true
