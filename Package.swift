@@ -68,8 +68,20 @@ let package = Package(
         ),
         .testTarget(
             name: "OpenSwiftDataStoreTests",
-            // CZstd: hostile-document tests compress their own (bomb) frames.
-            dependencies: ["OpenSwiftDataStore", "CZstd"]
+            dependencies: ["OpenSwiftDataStore", "DocumentTestSupport", "DocumentFuzzer"]
+        ),
+        // Document bytes built and edited by hand, for hostile-document tests and the fuzzer.
+        .target(
+            name: "DocumentTestSupport",
+            dependencies: ["OpenSwiftDataStore", "CZstd"],
+            path: "Tests/DocumentTestSupport"
+        ),
+        // A child process that feeds mutated documents to the reader for a set
+        // time under a memory limit (the fuzz test runs it).
+        .executableTarget(
+            name: "DocumentFuzzer",
+            dependencies: ["OpenSwiftDataStore", "DocumentTestSupport"],
+            path: "Tests/DocumentFuzzer"
         ),
         // A child process the crash tests kill at random moments during saves.
         .executableTarget(

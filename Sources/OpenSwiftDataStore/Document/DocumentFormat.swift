@@ -34,14 +34,14 @@ public enum DocumentFormat {
     public static let maximumRowID: Int64 = 1 << 32
     /// A compressed frame holds at most this many payload bytes per stored byte:
     /// writers pad a frame that compresses better (with a skippable zstd frame, at
-    /// most 0.1 % of its payload), and readers refuse a document whose frames claim
+    /// most 0.4 % of its payload), and readers refuse a document whose frames claim
     /// more than this many times its size (plus `expansionAllowance`) in all. A
     /// hostile file's cost is thereby a fixed multiple of its size, not of the
     /// lengths it claims.
-    static let maximumExpansion = 1024
+    static let maximumExpansion = 256
     /// Decompressed bytes every document may use whatever its size (documents of
     /// earlier builds were not padded).
-    static let expansionAllowance = 64 << 20
+    static let expansionAllowance = 16 << 20
 
     /// The payload bytes a reader decompresses at most for a file of `fileSize` bytes.
     static func expansionBudget(fileSize: Int) -> Int {
