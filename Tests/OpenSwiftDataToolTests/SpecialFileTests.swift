@@ -44,6 +44,22 @@ import Testing
         #expect(dump.error.contains("is not a regular file"), "\(dump.error)")
     }
 
+    /// A blob that cannot be read (here: its folder is a file, so the open fails
+    /// with ENOTDIR) is an I/O error, exit 1, not a "missing" blob and not damage.
+    @Test func anUnreadableBlobIsAnIOErrorNotDamage() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("trips.osd")
+        try TripDocument.create(at: path)
+        try FileManager.default.removeItem(atPath: path + ".blobs")
+        try Data("not a folder".utf8).write(to: URL(fileURLWithPath: path + ".blobs"))
+
+        let verify = try OSD.run(["verify", path])
+        #expect(verify.status == 1, "\(verify.output)")
+        #expect(verify.error.contains("errno \(ENOTDIR)"), "\(verify.error)")
+        #expect(!verify.output.contains("missing"))
+    }
+
     @Test func forceNeverReplacesADeviceFIFOOrLink() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
