@@ -1,3 +1,4 @@
+import Foundation
 import OpenSwiftDataStore
 import Testing
 
@@ -104,5 +105,35 @@ import Testing
         #expect(Self.entries(tree).map(\.row) == [RowID(3), RowID(2), RowID(1)])
         tree.remove([.double(1)], row: RowID(2))
         #expect(tree.count == 2)
+    }
+
+    /// Keys of one to three parts (one-slot keys hold their value inline) compare as
+    /// their values do, part by part, and a key compares with a prefix on the
+    /// prefix's parts only.
+    @Test func indexKeysCompareAsTheirValues() {
+        var rng = SplitMix(seed: 42)
+        let parts: [Value] = [.int(1), .int(2), .double(1.5), .double(.nan), .string("a"), .string("ä"), .null, .bool(true),
+                              .date(Date(timeIntervalSinceReferenceDate: 3))]
+        func key() -> [Value] { (0..<Int.random(in: 1...3, using: &rng)).map { _ in parts.randomElement(using: &rng)! } }
+        func reference(_ a: [Value], _ b: [Value]) -> Int {
+            for (x, y) in zip(a, b) {
+                if Value.indexOrder(x, y) { return -1 }
+                if Value.indexOrder(y, x) { return 1 }
+            }
+            return 0
+        }
+        for _ in 0..<2_000 {
+            let (a, b) = (key(), key())
+            let (ka, kb) = (IndexKey(a), IndexKey(b))
+            #expect(ka.count == a.count)
+            #expect(IndexKey.compare(ka, kb).signum() == reference(a, b).signum(), "\(a) vs \(b)")
+            #expect(IndexKey.compare(ka, prefix: b).signum() == reference(a, b).signum(), "\(a) vs prefix \(b)")
+            // Equality is Value's (NaN is not equal to itself).
+            #expect(ka.values.elementsEqual(a) == a.elementsEqual(a))
+            #expect(ka.equals(b) == (a == b))
+            #expect((ka == kb) == (a == b))
+        }
+        #expect(IndexKey([.int(1), .string("x")]).partsEqual(IndexKey([.int(2), .string("x")]), in: 1..<2))
+        #expect(!IndexKey([.int(1), .string("x")]).partsEqual(IndexKey([.int(2), .string("x")]), in: 0..<2))
     }
 }

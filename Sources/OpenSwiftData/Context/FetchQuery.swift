@@ -181,14 +181,14 @@ struct FetchQuery<T: PersistentModel> {
                 ? descriptor.fetchLimit.flatMap { $0 > 0 ? $0 + max(descriptor.fetchOffset ?? 0, 0) : nil } : nil
             // Rows go straight to `body` unless they must be put in order first.
             let reorders = inSortOrder ? plan.reverse : inOrder
-            var boundary: ArraySlice<Value>?
+            var boundary: IndexKey?
             var matched = 0
             var held: [(id: RowID, row: Row?)] = []
             let tree = version.orderedIndexes[entity][plan.index].tree
             for range in plan.ranges {
                 var stop = false
                 try tree.scan(from: range.lower, to: range.upper, reverse: plan.reverse) { entry in
-                    if let boundary, entry.key[plan.orderSlotsRange] != boundary {
+                    if let boundary, !entry.indexKey.partsEqual(boundary, in: plan.orderSlotsRange) {
                         stop = true
                         return false
                     }
@@ -197,7 +197,7 @@ struct FetchQuery<T: PersistentModel> {
                     if reorders { held.append((entry.row, row)) } else { try body(entry.row, row) }
                     matched += 1
                     if boundary == nil, let needed, matched >= needed {
-                        boundary = entry.key[plan.orderSlotsRange]
+                        boundary = entry.indexKey
                     }
                     return true
                 }

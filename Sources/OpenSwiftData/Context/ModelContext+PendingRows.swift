@@ -12,7 +12,10 @@ extension ModelContext {
         for (j, relationship) in layout.relationships.enumerated() {
             guard let models = backing.resolvedModels(j) else { continue }
             let ids = models.compactMap { rowReference($0, keepingDeleted: keepingDeleted) }
-            row[layout.attributes.count + j] = relationship.isToMany ? .references(ids) : ids.first.map(Value.reference) ?? .null
+            let value: Value = relationship.isToMany ? .references(ids) : ids.first.map(Value.reference) ?? .null
+            // Written only when it differs: the row then stays the backing's own
+            // buffer (shared, not copied), which for a save of many models is most of them.
+            if row[layout.attributes.count + j] != value { row[layout.attributes.count + j] = value }
         }
         return row
     }

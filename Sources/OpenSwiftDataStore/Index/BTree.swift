@@ -10,12 +10,17 @@ import Foundation
 /// a bulk build (`init(sorted:)`) packs them again.
 public struct BTree: Sendable {
     public struct Entry: Sendable {
-        public var key: [Value]
+        public var indexKey: IndexKey
         public var row: RowID
-        public init(key: [Value], row: RowID) {
-            self.key = key
+        public init(key: IndexKey, row: RowID) {
+            self.indexKey = key
             self.row = row
         }
+        public init(key: [Value], row: RowID) {
+            self.init(key: IndexKey(key), row: row)
+        }
+        /// The key's values as an array (allocates; for tools and tests).
+        public var key: [Value] { indexKey.values }
     }
 
     /// One end of a key range, compared on the first `prefix.count` key parts, so
@@ -81,29 +86,23 @@ public struct BTree: Sendable {
     // MARK: Order
 
     /// The index order: values by `Value.indexOrder`, then rows.
+    @inline(__always)
     static func less(_ a: Entry, _ b: Entry) -> Bool {
-        let c = compare(a.key, b.key)
+        let c = IndexKey.compare(a.indexKey, b.indexKey)
         return c != 0 ? c < 0 : a.row < b.row
     }
 
-    /// Three-way comparison of the first `limit` parts of two keys.
-    static func compare(_ a: [Value], _ b: [Value], limit: Int = .max) -> Int {
-        for i in 0..<min(a.count, b.count, limit) {
-            let c = Value.indexCompare(a[i], b[i])
-            if c != 0 { return c }
-        }
-        return 0
-    }
-
     /// Whether `entry` lies above `bound` (at or above when inclusive).
+    @inline(__always)
     static func isAbove(_ entry: Entry, _ bound: Bound) -> Bool {
-        let c = compare(entry.key, bound.prefix, limit: bound.prefix.count)
+        let c = IndexKey.compare(entry.indexKey, prefix: bound.prefix)
         return c > 0 || (c == 0 && bound.inclusive)
     }
 
     /// Whether `entry` lies below `bound` (at or below when inclusive).
+    @inline(__always)
     static func isBelow(_ entry: Entry, _ bound: Bound) -> Bool {
-        let c = compare(entry.key, bound.prefix, limit: bound.prefix.count)
+        let c = IndexKey.compare(entry.indexKey, prefix: bound.prefix)
         return c < 0 || (c == 0 && bound.inclusive)
     }
 
@@ -111,7 +110,7 @@ public struct BTree: Sendable {
 
     /// Adds an entry.
     /// - Complexity: O(log n); copies the nodes on one path when they are shared.
-    public mutating func insert(_ key: [Value], row: RowID) {
+    public mutating func insert(_ key: IndexKey, row: RowID) {
         if !isKnownUniquelyReferenced(&root) { root = root.copy() }
         if let (separator, right) = Self.insert(Entry(key: key, row: row), into: root) {
             root = Node(separators: [separator], children: [root, right])
@@ -119,9 +118,17 @@ public struct BTree: Sendable {
         count += 1
     }
 
+    /// Adds an entry for the key of `values`.
+    /// - Complexity: O(log n)
+    public mutating func insert(_ values: [Value], row: RowID) { insert(IndexKey(values), row: row) }
+
+    /// Removes the entry for the key of `values` and `row`, if present.
+    /// - Complexity: O(log n)
+    public mutating func remove(_ values: [Value], row: RowID) { remove(IndexKey(values), row: row) }
+
     /// Removes the entry for `key` and `row`, if present.
     /// - Complexity: O(log n)
-    public mutating func remove(_ key: [Value], row: RowID) {
+    public mutating func remove(_ key: IndexKey, row: RowID) {
         if !isKnownUniquelyReferenced(&root) { root = root.copy() }
         if Self.remove(Entry(key: key, row: row), from: root) { count -= 1 }
         while !root.isLeaf, root.children.count == 1 { root = root.children[0] }
@@ -198,8 +205,11 @@ public struct BTree: Sendable {
         if node.isLeaf {
             // The entries within the bounds are one run, found by binary search.
             let entries = node.entries
-            let start = lower.map { bound in firstIndex(in: entries.count) { isAbove(entries[$0], bound) } } ?? 0
-            let end = upper.map { bound in firstIndex(in: entries.count) { !isBelow(entries[$0], bound) } } ?? entries.count
+            // Searched through a buffer pointer: entries are compared in place, not copied.
+            let (start, end) = entries.withUnsafeBufferPointer { buffer in
+                (lower.map { bound in firstIndex(in: buffer.count) { isAbove(buffer[$0], bound) } } ?? 0,
+                 upper.map { bound in firstIndex(in: buffer.count) { !isBelow(buffer[$0], bound) } } ?? buffer.count)
+            }
             guard start < end else { return true }
             if reverse {
                 for i in stride(from: end - 1, through: start, by: -1) where try !body(entries[i]) { return false }
@@ -210,16 +220,17 @@ public struct BTree: Sendable {
         }
         // Child i holds entries in [separators[i - 1], separators[i]).
         let n = node.children.count
-        let separators = node.separators
         var first = 0, last = n - 1
-        if let lower {
-            // Child i holds nothing at or above the bound when its upper separator's
-            // prefix is already below the bound's.
-            first = firstIndex(in: n - 1) { compare(separators[$0].key, lower.prefix, limit: lower.prefix.count) >= 0 }
-        }
-        if let upper {
-            // Child i holds nothing at or below the bound when its lower separator is above it.
-            last = firstIndex(in: n - 1) { !isBelow(separators[$0], upper) }
+        node.separators.withUnsafeBufferPointer { separators in
+            if let lower {
+                // Child i holds nothing at or above the bound when its upper separator's
+                // prefix is already below the bound's.
+                first = firstIndex(in: n - 1) { IndexKey.compare(separators[$0].indexKey, prefix: lower.prefix) >= 0 }
+            }
+            if let upper {
+                // Child i holds nothing at or below the bound when its lower separator is above it.
+                last = firstIndex(in: n - 1) { !isBelow(separators[$0], upper) }
+            }
         }
         guard first <= last else { return true }
         if reverse {
@@ -251,21 +262,36 @@ extension Value {
     /// `indexOrder` as a three-way comparison: one comparison of the common kinds
     /// rather than two calls of `<`.
     @inline(__always)
-    public static func indexCompare(_ a: Value, _ b: Value) -> Int {
-        switch (a, b) {
-        case let (.string(x), .string(y)):
-            return x == y ? 0 : (x < y ? -1 : 1)
-        case let (.int(x), .int(y)):
-            return x == y ? 0 : (x < y ? -1 : 1)
-        case let (.double(x), .double(y)) where !x.isNaN && !y.isNaN:
-            return x < y ? -1 : (y < x ? 1 : 0)
-        case let (.date(x), .date(y)):
-            let (s, t) = (x.timeIntervalSinceReferenceDate, y.timeIntervalSinceReferenceDate)
-            if !s.isNaN, !t.isNaN { return s < t ? -1 : (t < s ? 1 : 0) }
+    public static func indexCompare(_ a: borrowing Value, _ b: borrowing Value) -> Int {
+        // Switches over borrowed values: the payloads are compared in place.
+        switch a {
+        case let .string(x):
+            switch b {
+            case let .string(y): return x == y ? 0 : (x < y ? -1 : 1)
+            default: break
+            }
+        case let .int(x):
+            switch b {
+            case let .int(y): return x == y ? 0 : (x < y ? -1 : 1)
+            default: break
+            }
+        case let .double(x):
+            switch b {
+            case let .double(y) where !x.isNaN && !y.isNaN: return x < y ? -1 : (y < x ? 1 : 0)
+            default: break
+            }
+        case let .date(x):
+            switch b {
+            case let .date(y):
+                let (s, t) = (x.timeIntervalSinceReferenceDate, y.timeIntervalSinceReferenceDate)
+                if !s.isNaN, !t.isNaN { return s < t ? -1 : (t < s ? 1 : 0) }
+            default: break
+            }
         default:
             break
         }
-        return indexOrder(a, b) ? -1 : (indexOrder(b, a) ? 1 : 0)
+        let (x, y) = (copy a, copy b)
+        return indexOrder(x, y) ? -1 : (indexOrder(y, x) ? 1 : 0)
     }
 
     /// The total order of index keys: `<`, except that NaN sorts above every other

@@ -1,18 +1,12 @@
 /// Index entries in index order, for building B-trees in bulk: by sorting a
 /// table, or from an order a document stored (checked, not trusted).
 enum IndexOrder {
-    /// The key of `row` over `slots`; a one-slot key is an array literal, which
-    /// allocates once instead of growing.
-    static func key(of row: Row, slots: [Int]) -> [Value] {
-        slots.count == 1 ? [row[slots[0]]] : slots.map { row[$0] }
-    }
-
     /// The key of row `id` of `table` over `slots`, read from its columns; nil when
     /// no row has that identifier.
-    static func key(of id: RowID, in table: Table, slots: [Int]) -> [Value]? {
+    static func key(of id: RowID, in table: Table, slots: [Int]) -> IndexKey? {
         guard let (s, p) = table.locate(id) else { return nil }
         let columns = table.segments[s].columns
-        return slots.count == 1 ? [columns[slots[0]].value(at: p)] : slots.map { columns[$0].value(at: p) }
+        return slots.count == 1 ? IndexKey(columns[slots[0]].value(at: p)) : IndexKey(slots.map { columns[$0].value(at: p) })
     }
 
     /// Every row of `table` as an entry of the index over `slots`, sorted.
@@ -21,9 +15,9 @@ enum IndexOrder {
         var entries: [BTree.Entry] = []
         entries.reserveCapacity(table.count)
         if slots.count == 1 {
-            table.forEach(slot: slots[0]) { id, value in entries.append(BTree.Entry(key: [value], row: id)) }
+            table.forEach(slot: slots[0]) { id, value in entries.append(BTree.Entry(key: IndexKey(value), row: id)) }
         } else {
-            table.forEach { id, row in entries.append(BTree.Entry(key: key(of: row, slots: slots), row: id)) }
+            table.forEach { id, row in entries.append(BTree.Entry(key: IndexKey(of: row, slots: slots), row: id)) }
         }
         entries.sort(by: BTree.less)
         return entries

@@ -17,7 +17,7 @@ public struct OrderedIndex: Sendable {
     }
 
     /// The key of `row` in this index; nil values are keys too (they sort first).
-    public func key(of row: Row) -> [Value] { slots.map { row[$0] } }
+    public func key(of row: Row) -> IndexKey { IndexKey(of: row, slots: slots) }
 
     mutating func add(_ row: Row, at id: RowID) { tree.insert(key(of: row), row: id) }
     mutating func remove(_ row: Row, at id: RowID) { tree.remove(key(of: row), row: id) }

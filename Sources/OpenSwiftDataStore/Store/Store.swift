@@ -138,11 +138,15 @@ public final class Store: Sendable {
             deleted.append(EntityRow(entity: delete.entity, id: delete.id))
         }
 
-        var assigned: [EntityRow: RowID] = [:]
+        // Sized up front: growing these by doubling would hold both buffers at once
+        // at the peak of a large save.
+        var assigned: [EntityRow: RowID] = Dictionary(minimumCapacity: changes.inserts.count)
         var upserted: Set<EntityRow> = []
         var inserted: [EntityRow] = []
+        inserted.reserveCapacity(changes.inserts.count)
         var updated: [EntityRow] = []
         var written: [EntityRow] = []
+        written.reserveCapacity(changes.inserts.count + changes.updates.count)
         for insert in changes.inserts {
             let temporary = EntityRow(entity: insert.entity, id: insert.temporaryID)
             let id: RowID

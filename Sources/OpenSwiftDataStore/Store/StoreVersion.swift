@@ -65,10 +65,12 @@ public struct StoreVersion: Sendable {
     /// rows may leave a unique attribute unset).
     private func holders(of key: [Value], constraint: Int, of entity: Int) -> [RowID] {
         guard !key.contains(where: \.isNull) else { return [] }
-        let bound = BTree.Bound(key, inclusive: true)
         var rows: [RowID] = []
-        orderedIndexes[entity][uniqueTrees[entity][constraint]].tree.scan(from: bound, to: bound) { entry in
-            if entry.key == key { rows.append(entry.row) }
+        // From the first entry at or above the key, while entries tie with it: one
+        // descent, where a closed range [key, key] searched for both ends.
+        orderedIndexes[entity][uniqueTrees[entity][constraint]].tree.scan(from: BTree.Bound(key, inclusive: true)) { entry in
+            guard IndexKey.compare(entry.indexKey, prefix: key) == 0 else { return false }
+            if entry.indexKey.equals(key) { rows.append(entry.row) }
             return true
         }
         return rows
