@@ -87,20 +87,23 @@ enum DocumentImport {
     /// relationships that are left out are nil (no rows, for to-many). Every value
     /// must fit its attribute's type (`ValueType.conforming`), and only optional
     /// attributes are nil. `locate` gives "line L, column C: " for a member (or,
-    /// given nil, the row).
+    /// given nil, the row); it reads the text from its start, so it runs only for
+    /// an error, never per value.
     private static func row(
         _ json: JSON, of entity: EntityDescription, position: Int, locate: (String?) -> String
     ) throws(ToolFailure) -> (id: Int64, row: Row) {
-        let context = "\(locate(nil))\(entity.name) row \(position)"
-        let members = try json.members(in: context)
+        func context() -> String { "\(locate(nil))\(entity.name) row \(position)" }
+        guard case let .object(members) = json else {
+            throw ToolFailure("\(context()): expected an object, found \(json.kindName)")
+        }
         guard case let .integer(id)? = json[DocumentExport.idKey], id > 0, id <= DocumentFormat.maximumRowID else {
-            throw ToolFailure("\(context): \"\(DocumentExport.idKey)\" must be an integer from 1 to \(DocumentFormat.maximumRowID)")
+            throw ToolFailure("\(context()): \"\(DocumentExport.idKey)\" must be an integer from 1 to \(DocumentFormat.maximumRowID)")
         }
         let rowName = "\(entity.name) #\(id)"
         var row = Row(repeating: .null, count: entity.slotCount)
         var given = [Bool](repeating: false, count: entity.slotCount)
         for member in members where member.key != DocumentExport.idKey {
-            let at = "\(locate(member.key))\(rowName), \(member.key)"
+            func at() -> String { "\(locate(member.key))\(rowName), \(member.key)" }
             guard let slot = entity.slot(named: member.key) else {
                 throw ToolFailure("\(locate(member.key))\(rowName): \(entity.name) has no attribute or relationship \(member.key)")
             }
@@ -108,7 +111,7 @@ enum DocumentImport {
             do throws(ValueJSON.Failure) {
                 value = try ValueJSON.value(member.value)
             } catch {
-                throw ToolFailure("\(at): \(error.description)")
+                throw ToolFailure("\(at()): \(error.description)")
             }
             if slot >= entity.attributes.count {
                 let relationship = entity.relationships[slot - entity.attributes.count]
@@ -116,19 +119,19 @@ enum DocumentImport {
                 case (.null, _), (.reference, false), (.references, true): break
                 default:
                     let expected = relationship.isToMany ? "{\"refs\": [row ids]}" : "{\"ref\": row id} or null"
-                    throw ToolFailure("\(at): expected \(expected)")
+                    throw ToolFailure("\(at()): expected \(expected)")
                 }
             } else {
                 let attribute = entity.attributes[slot]
                 if value.isNull {
                     guard attribute.isOptional else {
-                        throw ToolFailure("\(at): null, but \(attribute.name) (\(attribute.type)) is not optional")
+                        throw ToolFailure("\(at()): null, but \(attribute.name) (\(attribute.type)) is not optional")
                     }
                 } else {
                     do throws(ValueType.Mismatch) {
                         value = try attribute.type.conforming(value)
                     } catch {
-                        throw ToolFailure("\(at): \(error.description)")
+                        throw ToolFailure("\(at()): \(error.description)")
                     }
                 }
             }

@@ -183,10 +183,14 @@ func residentBytes() -> (current: Int, peak: Int) {
     return (field("VmRSS"), field("VmHWM"))
 }
 
-/// Resets the peak (VmHWM) to the current size, so each input's peak is its own.
-func resetPeak() {
-    try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+/// Resets the peak (VmHWM) to the current size, so each input's peak is its own;
+/// false where the kernel does not allow it.
+func resetPeak() -> Bool {
+    (try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)) != nil
 }
+
+// Without a resettable peak, each read's memory cannot be told apart: say so and stop.
+guard resetPeak() else { fail("/proc/self/clear_refs cannot reset the peak RSS here", status: 70) }
 
 var largestGrowth = 0
 var outcomes: [String: Int] = [:]
@@ -209,7 +213,7 @@ while Date() < deadline {
     try? Data(description.utf8).write(to: currentPath)
     guard FileManager.default.createFile(atPath: inputPath, contents: Data(file)) else { fail("cannot write \(inputPath)", status: 73) }
 
-    resetPeak()
+    _ = resetPeak()
     let before = residentBytes().current
     do throws(DocumentError) {
         let contents = try DocumentReader.read(path: inputPath, blobs: .load)

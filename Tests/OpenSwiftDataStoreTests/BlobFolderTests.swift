@@ -16,26 +16,26 @@ import Testing
         BlobStore(documentPath: path).names()
     }
 
+    /// A blob file already in the target's folder (left by an earlier copy, say) is
+    /// checked by content before it is reused: a damaged one of the right size is
+    /// replaced, not trusted.
     @Test func aDamagedBlobOfTheRightSizeIsRewrittenNotTrusted() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let path = folder.path("doc.store")
-        let (document, version) = try Document.open(path: path, schema: DocumentFixture.schema)
-        let store = Store(document: document, version: version)
-        for k in 1...3 { try DocumentFixture.save(k, in: store) }
-        let name = try #require(Self.blobFiles(of: path).first)
-        let blobPath = BlobStore(documentPath: path).path(of: name)
-        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: blobPath)))
+        let source = folder.path("source.store"), target = folder.path("target.store")
+        let version = try Self.store(saves: 3).current
+        try Document.write(version, to: source)
+        let name = try #require(Self.blobFiles(of: source).first)
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: BlobStore(documentPath: source).path(of: name))))
         bytes[100] ^= 0xFF
-        try Data(bytes).write(to: URL(fileURLWithPath: blobPath))
-        #expect(try BlobStore(documentPath: path).problem(with: name, length: bytes.count) == "content does not match its hash")
+        try FileManager.default.createDirectory(atPath: target + ".blobs", withIntermediateDirectories: false)
+        try Data(bytes).write(to: URL(fileURLWithPath: BlobStore(documentPath: target).path(of: name)))
+        #expect(try BlobStore(documentPath: target).problem(with: name, length: bytes.count) == "content does not match its hash")
 
-        // Compaction stores every blob again: the damaged file is replaced.
-        try store.compact()
-        document.close()
-        #expect(try BlobStore(documentPath: path).problem(with: name, length: bytes.count) == nil)
-        let reopened = try DocumentReader.read(path: path, expected: DocumentFixture.schema, blobs: .load)
-        #expect(DocumentFixture.rows(of: reopened.version) == (try DocumentFixture.expectedRows(after: 3)))
+        try Document.write(version, to: target)
+        #expect(try BlobStore(documentPath: target).problem(with: name, length: bytes.count) == nil)
+        let contents = try DocumentReader.read(path: target, expected: DocumentFixture.schema, blobs: .load)
+        #expect(DocumentFixture.rows(of: contents.version) == (try DocumentFixture.expectedRows(after: 3)))
     }
 
     @Test func aBlobIsCheckedForItsLengthAndKind() throws {

@@ -22,6 +22,16 @@ import Testing
 
     struct FuzzerMissing: Error { var folder: String }
 
+    /// Whether the fuzzer has exited, for the watchdog (so it never kills a reused pid).
+    final class Finished: @unchecked Sendable {
+        private let lock = NSLock()
+        private var done = false
+        var value: Bool {
+            get { lock.withLock { done } }
+            set { lock.withLock { done = newValue } }
+        }
+    }
+
     @Test func mutatedDocumentsGiveTypedErrorsOrWholeData() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -40,9 +50,16 @@ import Testing
         process.standardOutput = output
         process.standardError = errors
         try process.run()
+        // A watchdog: an input that makes the reader spin fails the test, not CI's clock.
+        let pid = process.processIdentifier
+        let finished = Finished()
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.seconds + 120) {
+            if !finished.value { kill(pid, SIGKILL) }
+        }
         let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        finished.value = true
         let last = (try? String(contentsOfFile: folder.path("fuzz-current.txt"), encoding: .utf8)) ?? "none"
         #expect(process.terminationReason == .exit, "killed by signal \(process.terminationStatus) at \(last)")
         #expect(process.terminationStatus == 0, "\(complaint) (last input: \(last))")

@@ -194,4 +194,38 @@ import Testing
             #expect(result.error.contains("line \(line), column \(column): Trip #7"), "\(replacement): \(result.error)")
         }
     }
+
+    /// Collections of optionals (`[Int?]`, `[String: Double?]`) record no optional
+    /// element type, so nil elements pass the schema check; exactly convertible
+    /// integers become doubles, others are refused.
+    @Test func importAcceptsNilElementsAndExactConversions() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let json = folder.path("values.json"), path = folder.path("values.osd")
+        func export(_ row: String) -> String {
+            """
+            {"format": "osd-export", "version": 1,
+             "schema": [{"name": "V", "attributes": [{"name": "list", "type": {"array": "Int"}},
+                                                     {"name": "scores", "type": {"dictionary": ["String", "Double"]}},
+                                                     {"name": "ratio", "type": "Double"}]}],
+             "entities": {"V": [\(row)]}}
+            """
+        }
+        try export(##"{"#id": 1, "list": [1, null, 3], "scores": {"dict": [["a", null], ["b", 2]]}, "ratio": 4}"##)
+            .write(toFile: json, atomically: true, encoding: .utf8)
+        let result = try OSD.run(["import", json, "--output", path])
+        #expect(result.status == 0, "\(result.error)")
+        let version = try DocumentReader.read(path: path).version
+        #expect(version.row(RowID(1), of: 0) == [
+            .array([.int(1), .null, .int(3)]),
+            .dictionary([Value.Pair(key: .string("a"), value: .null), Value.Pair(key: .string("b"), value: .double(2))]),
+            .double(4),
+        ])
+        try FileManager.default.removeItem(atPath: path)
+        try export(##"{"#id": 1, "list": [], "scores": {"dict": []}, "ratio": 9007199254740993}"##)
+            .write(toFile: json, atomically: true, encoding: .utf8)
+        let inexact = try OSD.run(["import", json, "--output", path])
+        #expect(inexact.status == 1)
+        #expect(inexact.error.contains("9007199254740993 is not exactly a Double"), "\(inexact.error)")
+    }
 }

@@ -13,10 +13,19 @@ public final class BlobStore {
     static let inlineLimit = 16 * 1024
 
     public let directory: String
+    /// Blobs this store wrote or read back intact: a compaction stores every blob
+    /// again, and rereading (and hashing) all of them each time would cost the whole
+    /// external storage per compaction. Checked once per store, then trusted while
+    /// the file keeps its size.
+    private var verified = Set<String>()
+    private let lock = NSLock()
 
     public init(documentPath: String) {
         self.directory = documentPath + ".blobs"
     }
+
+    private func isVerified(_ name: String) -> Bool { lock.withLock { verified.contains(name) } }
+    private func markVerified(_ name: String) { _ = lock.withLock { verified.insert(name) } }
 
     static func reference(for data: Data) -> BlobReference {
         BlobReference(hash: Array(SHA256.hash(data: data)), length: data.count)
@@ -39,7 +48,7 @@ public final class BlobStore {
         let target = path(of: reference.name)
         var info = stat()
         if stat(target, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) == reference.length,
-           (try? load(reference)) != nil {
+           isVerified(reference.name) || (try? load(reference)) != nil {
             return false
         }
         if mkdir(directory, 0o755) == 0 {
@@ -56,6 +65,7 @@ public final class BlobStore {
             try file.sync()
             file.close()
             try DocumentFile.rename(temporary, to: target)
+            markVerified(reference.name)
         } catch {
             file.close()
             DocumentFile.remove(temporary)
@@ -87,6 +97,7 @@ public final class BlobStore {
         guard Array(SHA256.hash(data: data)) == reference.hash else {
             throw .blob(name: name, reason: "content does not match its hash")
         }
+        markVerified(name)
         return data
     }
 

@@ -102,5 +102,32 @@ enum Zstd {
         return .success(output)
     }
 
+    /// The first `count` bytes `bytes` decompress to (fewer if the data is shorter),
+    /// or nil when it does not decode that far. Decodes no further than it must:
+    /// memory is the decoder's window, time one block.
+    static func decompressPrefix(_ bytes: UnsafeRawBufferPointer, count: Int) -> [UInt8]? {
+        guard let stream = ZSTD_createDStream() else { return nil }
+        defer { ZSTD_freeDStream(stream) }
+        _ = ZSTD_initDStream(stream)
+        _ = ZSTD_DCtx_setParameter(stream, ZSTD_d_windowLogMax, windowLogMax)
+        var output = [UInt8](repeating: 0, count: count)
+        var produced = 0
+        var consumed = 0
+        while produced < count {
+            let before = (produced, consumed)
+            let result = output.withUnsafeMutableBytes { out in
+                var outBuffer = ZSTD_outBuffer(dst: out.baseAddress, size: out.count, pos: produced)
+                var inBuffer = ZSTD_inBuffer(src: bytes.baseAddress, size: bytes.count, pos: consumed)
+                let result = ZSTD_decompressStream(stream, &outBuffer, &inBuffer)
+                produced = outBuffer.pos
+                consumed = inBuffer.pos
+                return result
+            }
+            if ZSTD_isError(result) != 0 { return nil }
+            if (result == 0 && consumed == bytes.count) || before == (produced, consumed) { break }
+        }
+        return Array(output[..<produced])
+    }
+
     struct ZstdFailure: Error { var reason: String }
 }

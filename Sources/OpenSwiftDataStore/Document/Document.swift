@@ -249,7 +249,9 @@ public final class Document: @unchecked Sendable {
     ///
     /// Writes into one folder take turns (an advisory lock on the folder), so two
     /// imports to the same new path cannot collect each other's blobs; a new path
-    /// is taken with `link`, which never replaces a document created meanwhile.
+    /// is taken with `link`, which never replaces a document created meanwhile (a
+    /// `create` error with EEXIST), or on file systems without hard links by a
+    /// rename while the name is still free.
     public static func write(_ version: StoreVersion, to path: String, replacing: Bool = true) throws(DocumentError) {
         let folder = try DocumentFile.lockFolder(directory(of: path))
         defer { folder.close() }
@@ -273,12 +275,19 @@ public final class Document: @unchecked Sendable {
             try file.lockExclusively()
             if existing != nil {
                 try DocumentFile.rename(temporary, to: path)
-            } else {
-                guard link(temporary, path) == 0 else {
-                    // EEXIST: a writer created the document after we looked.
-                    throw errno == EEXIST ? .locked(path: path) : .io(operation: "link", path: path, errno: errno)
-                }
+            } else if link(temporary, path) == 0 {
                 DocumentFile.remove(temporary)
+            } else {
+                let code = errno
+                // EEXIST: a writer created the document after we looked.
+                if code == EEXIST { throw .io(operation: "create", path: path, errno: EEXIST) }
+                // A file system without hard links (FAT, some network and FUSE mounts):
+                // under the folder lock, rename into the name while it is still free.
+                guard [EPERM, ENOTSUP, EOPNOTSUPP, EMLINK, ENOSYS].contains(code) else {
+                    throw .io(operation: "link", path: path, errno: code)
+                }
+                guard DocumentFile.identity(of: path) == nil else { throw .io(operation: "create", path: path, errno: EEXIST) }
+                try DocumentFile.rename(temporary, to: path)
             }
             try DocumentFile.syncDirectory(directory(of: path))
         } catch {

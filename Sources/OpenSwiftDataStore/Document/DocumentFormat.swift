@@ -156,8 +156,10 @@ enum Frame {
 
     /// The frame at `offset` when its header and payload checksums hold, without
     /// decompressing it: (kind, codec, stored payload range, raw length, length).
+    /// `kinds`, when given, are the only kinds worth the payload checksum.
+    /// `checksummed` adds the payload bytes checksummed.
     static func whole(
-        in file: [UInt8], at offset: Int
+        in file: [UInt8], at offset: Int, kinds: Set<FrameKind>? = nil, checksummed: inout Int
     ) -> (kind: FrameKind, codec: UInt8, payload: Range<Int>, rawLength: Int, length: Int)? {
         let size = DocumentFormat.frameHeaderSize
         guard offset >= 0, file.count - offset >= size else { return nil }
@@ -166,13 +168,14 @@ enum Frame {
                 UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + at, as: UInt32.self))
             }
             guard field(0) == DocumentFormat.frameMarker,
-                  field(16) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + 16)])),
-                  let kind = FrameKind(rawValue: raw[offset + 4])
+                  let kind = FrameKind(rawValue: raw[offset + 4]), kinds?.contains(kind) ?? true,
+                  field(16) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + 16)]))
             else { return nil }
             let stored = Int(field(8))
             let length = size + stored + DocumentFormat.frameTrailerSize
             guard file.count - offset >= length else { return nil }
             let payload = (offset + size)..<(offset + size + stored)
+            checksummed += stored
             let trailer = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: payload.upperBound, as: UInt32.self))
             guard trailer == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[payload])) else { return nil }
             return (kind, raw[offset + 5], payload, Int(field(12)), length)
@@ -187,20 +190,27 @@ enum Frame {
     /// never read. When the header itself failed (a crash can lose any page of an
     /// append), every later position is tried; there a follower must be a commit
     /// frame for a generation after `generation + 1` (the failed frame's), so bytes
-    /// inside the failed frame that happen to look like a frame are not mistaken for one.
+    /// inside the failed frame that happen to look like an older frame are not
+    /// mistaken for one. Candidates' payloads are checksummed only up to twice the
+    /// file's size in all: a file that makes the search do more (overlapping
+    /// lookalike headers) is called damaged rather than searched further.
     /// - Complexity: O(1) with a known length; O(bytes after `offset`) otherwise,
     ///   which only damaged or torn files pay.
     static func followed(
         in file: [UInt8], at offset: Int, knownLength: Int?, generation: UInt64?
     ) -> Bool {
-        if let knownLength { return whole(in: file, at: offset + knownLength) != nil }
+        var checked = 0
+        if let knownLength { return whole(in: file, at: offset + knownLength, checksummed: &checked) != nil }
         var at = offset + 1
+        let kinds: Set<FrameKind>? = generation == nil ? nil : [.commit]
         while at + DocumentFormat.frameHeaderSize <= file.count {
-            if file[at] == 0x4F, file[at + 1] == 0x53, file[at + 2] == 0x44, file[at + 3] == 0x46,
-               let frame = whole(in: file, at: at) {
-                guard let generation else { return true }
-                if frame.kind == .commit, let later = commitGeneration(in: file, frame), later > generation + 1 {
-                    return true
+            if file[at] == 0x4F, file[at + 1] == 0x53, file[at + 2] == 0x44, file[at + 3] == 0x46 {
+                let frame = whole(in: file, at: at, kinds: kinds, checksummed: &checked)
+                // Only frames with a valid header checksum count: never accidental bytes.
+                if checked > 2 * file.count { return true }
+                if let frame {
+                    guard let generation else { return true }
+                    if let later = commitGeneration(in: file, frame), later > generation + 1 { return true }
                 }
             }
             at += 1
@@ -209,18 +219,16 @@ enum Frame {
     }
 
     /// The generation a whole commit frame starts with (its first varint), decoding
-    /// at most the first bytes of its payload.
+    /// at most the first 16 bytes of its payload.
     private static func commitGeneration(
         in file: [UInt8], _ frame: (kind: FrameKind, codec: UInt8, payload: Range<Int>, rawLength: Int, length: Int)
     ) -> UInt64? {
         let head: [UInt8]
         switch frame.codec {
-        case 0: head = Array(file[frame.payload.prefix(10)])
+        case 0: head = Array(file[frame.payload.prefix(16)])
         case 1:
-            guard frame.rawLength <= DocumentFormat.expansionBudget(fileSize: frame.payload.count),
-                  case let .success(bytes) = file[frame.payload].withUnsafeBytes({ Zstd.decompress($0, size: frame.rawLength) })
-            else { return nil }
-            head = Array(bytes.prefix(10))
+            guard let bytes = file[frame.payload].withUnsafeBytes({ Zstd.decompressPrefix($0, count: 16) }) else { return nil }
+            head = bytes
         default: return nil
         }
         var reader = ByteReader(head)

@@ -50,8 +50,8 @@ public struct IndexKey: Sendable, Hashable, CustomStringConvertible {
         range.allSatisfy { self[$0] == other[$0] }
     }
 
-    /// Three-way comparison in index order (`Value.indexCompare`) of the first
-    /// `limit` parts (all by default).
+    /// Three-way comparison in index order (`Value.indexCompare`), part by part over
+    /// the parts both keys have.
     /// - Complexity: O(parts compared)
     @inline(__always)
     public static func compare(_ a: IndexKey, _ b: IndexKey) -> Int {

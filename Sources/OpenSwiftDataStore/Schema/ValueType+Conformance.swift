@@ -11,9 +11,11 @@ extension ValueType {
     /// Importers use it so a document never holds what the application would
     /// misread or trap on: a string where a number belongs, `Int8` 300, a NaN date,
     /// a decimal that only starts like one, Codable data that is not JSON. Exact
-    /// conversions are made (an integer for a `Double` or `UInt` attribute); sets and
-    /// dictionaries come back sorted, as the model layer stores them. `nil` is not
-    /// checked here: whether it is allowed is the attribute's business.
+    /// conversions are made (an integer for a `Double` or `UInt` attribute, when the
+    /// value survives it); sets and dictionaries come back sorted, as the model layer
+    /// stores them. `nil` at the top is not checked here (whether it is allowed is the
+    /// attribute's business); `nil` elements, keys and values of collections pass,
+    /// because the types do not record optional elements (`[Int?]` is `[Int]` here).
     /// - Complexity: O(size of `value`)
     public func conforming(_ value: Value) throws(Mismatch) -> Value {
         func fail(_ what: String? = nil) -> Mismatch {
@@ -37,7 +39,8 @@ extension ValueType {
         case (.double, .double), (.float, .double):
             return value
         case let (.double, .int(i)), let (.float, .int(i)):
-            return .double(Double(i))
+            guard let d = Double(exactly: i) else { throw fail("\(i) is not exactly a \(self)") }
+            return .double(d)
         case let (.date, .date(date)):
             guard date.timeIntervalSinceReferenceDate.isFinite else { throw fail("a date must be a finite number of seconds") }
             return value
@@ -46,12 +49,12 @@ extension ValueType {
         case let (.array(element), .array(items)):
             var out: [Value] = []
             out.reserveCapacity(items.count)
-            for item in items { out.append(try element.conforming(item)) }
+            for item in items { out.append(try element.conformingElement(item)) }
             return .array(out)
         case let (.set(element), .array(items)):
             var out: [Value] = []
             out.reserveCapacity(items.count)
-            for item in items { out.append(try element.conforming(item)) }
+            for item in items { out.append(try element.conformingElement(item)) }
             out.sort()
             for (a, b) in zip(out, out.dropFirst()) where a == b { throw fail("a set holds \(a) twice") }
             return .array(out)
@@ -59,21 +62,28 @@ extension ValueType {
             var out: [Value.Pair] = []
             out.reserveCapacity(pairs.count)
             for pair in pairs {
-                out.append(Value.Pair(key: try keyType.conforming(pair.key), value: try valueType.conforming(pair.value)))
+                out.append(Value.Pair(key: try keyType.conformingElement(pair.key), value: try valueType.conformingElement(pair.value)))
             }
             out.sort()
             for (a, b) in zip(out, out.dropFirst()) where a.key == b.key { throw fail("a dictionary has the key \(a.key) twice") }
             return .dictionary(out)
         case let (.codable, .codable(bytes)):
-            do throws(JSONParser.Failure) {
-                _ = try JSONParser.parse([UInt8](bytes))
-            } catch {
-                throw fail("Codable values are JSON, and this is not: \(error.description)")
+            // JSONSerialization, the parser JSONDecoder reads with: it takes numbers of
+            // any size, as a Codable Decimal writes them.
+            guard (try? JSONSerialization.jsonObject(with: bytes, options: [.fragmentsAllowed])) != nil else {
+                throw fail("Codable values are JSON, and this is not")
             }
             return value
         default:
             throw fail()
         }
+    }
+}
+
+extension ValueType {
+    /// An element of a collection of this type: `nil` passes (see `conforming`).
+    fileprivate func conformingElement(_ value: Value) throws(Mismatch) -> Value {
+        value.isNull ? value : try conforming(value)
     }
 }
 
