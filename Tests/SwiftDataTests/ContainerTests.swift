@@ -1,5 +1,5 @@
+import Foundation
 import SwiftData
-import Synchronization
 import Testing
 
 /// Point 5: containers and configurations.
@@ -76,19 +76,27 @@ import Testing
         let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
         let context = ModelContext(container)
         context.autosaveEnabled = true
-        let saves = Mutex(0)
+        let saves = SaveCounter()
         let observer = NotificationCenter.default.addObserver(forName: ModelContext.didSave, object: context, queue: nil) { _ in
-            saves.withLock { $0 += 1 }
+            saves.increment()
         }
         defer { NotificationCenter.default.removeObserver(observer) }
         context.insert(Trip(name: "auto", destination: "saved"))
         context.processPendingChanges()
         #expect(!context.hasChanges)
-        #expect(saves.withLock { $0 } == 1)
+        #expect(saves.count == 1)
         try context.save()
-        #expect(saves.withLock { $0 } == 1)
+        #expect(saves.count == 1)
         #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 1)
     }
+}
+
+/// Counts notifications from any thread.
+final class SaveCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func increment() { lock.withLock { value += 1 } }
+    var count: Int { lock.withLock { value } }
 }
 
 enum TripSchemaV1: VersionedSchema {

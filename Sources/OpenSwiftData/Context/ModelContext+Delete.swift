@@ -13,7 +13,7 @@ extension ModelContext {
         let backing = model.modelBacking
         guard backing.context === self else { return }
         let id = backing.identifier
-        if insertedSet.remove(id) != nil {
+        if isPendingInsert(id) {
             inserted.removeAll { $0 == id }
             registry[id] = nil
             detachFromInverses(model)

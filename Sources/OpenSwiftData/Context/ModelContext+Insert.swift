@@ -27,7 +27,6 @@ extension ModelContext {
             backing.isDeleted = false
             registry[backing.identifier] = model
             inserted.append(backing.identifier)
-            insertedSet.insert(backing.identifier)
             RelationshipGraph.linkInverses(of: model)
             for j in backing.layout.relationships.indices {
                 for related in backing.resolvedModels(j) ?? [] where related.modelBacking.context == nil {

@@ -33,7 +33,7 @@ extension ModelContext {
     /// - Complexity: O(pending models)
     func pendingRows() -> [EntityRow: Row?] {
         var overlay: [EntityRow: Row?] = [:]
-        for id in changed.union(insertedSet) {
+        for id in changed.union(inserted) {
             guard let model = registry[id], let entity = container.entityIndex(named: id.entityName) else { continue }
             overlay[EntityRow(entity: entity, id: RowID(id.id.key))] = .some(row(of: model.modelBacking, keepingDeleted: true))
         }

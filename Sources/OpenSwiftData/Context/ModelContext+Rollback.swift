@@ -15,7 +15,6 @@ extension ModelContext {
             backing.forgetResolvedRelationships()
         }
         inserted = []
-        insertedSet = []
         changed = []
         deleted = []
         deletedSet = []

@@ -108,7 +108,6 @@ extension ModelContext {
             registry[id] = nil
         }
         inserted = []
-        insertedSet = []
         changed = []
         deleted = []
         deletedSet = []

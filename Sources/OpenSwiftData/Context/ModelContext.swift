@@ -23,7 +23,6 @@ public class ModelContext: Equatable, SendableMetatype {
     var registry: [PersistentIdentifier: any PersistentModel] = [:]
     /// Pending inserts, in insertion order.
     var inserted: [PersistentIdentifier] = []
-    var insertedSet: Set<PersistentIdentifier> = []
     /// Registered, saved models with unsaved changes.
     var changed: Set<PersistentIdentifier> = []
     /// Pending deletes, in deletion order.
@@ -53,13 +52,22 @@ public class ModelContext: Equatable, SendableMetatype {
     /// - Complexity: O(deleted models)
     public var deletedModelsArray: [any PersistentModel] { deleted.compactMap { registry[$0] } }
 
+    /// Whether `id` names a model inserted since the last save. Those, and only
+    /// those, are registered under temporary identifiers (a save gives them permanent
+    /// ones; a delete or rollback unregisters them), so no separate set is kept: at a
+    /// million inserts it cost about 100 bytes each.
+    /// - Complexity: O(1) expected
+    func isPendingInsert(_ id: PersistentIdentifier) -> Bool {
+        id.isTemporary && registry[id] != nil
+    }
+
     func hasPendingChanges(_ id: PersistentIdentifier) -> Bool {
-        insertedSet.contains(id) || changed.contains(id) || deletedSet.contains(id)
+        isPendingInsert(id) || changed.contains(id) || deletedSet.contains(id)
     }
 
     /// Called by backing data when a registered model's value changes.
     func noteChange(of id: PersistentIdentifier) {
-        guard registry[id] != nil, !insertedSet.contains(id), !deletedSet.contains(id) else { return }
+        guard registry[id] != nil, !isPendingInsert(id), !deletedSet.contains(id) else { return }
         changed.insert(id)
         scheduleAutosave()
     }
@@ -115,7 +123,7 @@ public class ModelContext: Equatable, SendableMetatype {
     /// context sees what other contexts saved (`ModelBacking.refresh`).
     func refresh(_ backing: any ModelBacking, entity: Int, with row: Row?, in version: StoreVersion) {
         guard backing.generation < version.generation, backing.dirty.isEmpty,
-              !deletedSet.contains(backing.identifier), !insertedSet.contains(backing.identifier)
+              !deletedSet.contains(backing.identifier), !isPendingInsert(backing.identifier)
         else { return }
         backing.refresh(from: version.tables[entity], row: row, generation: version.generation)
     }
