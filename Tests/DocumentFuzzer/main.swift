@@ -217,6 +217,8 @@ while Date() < deadline {
     let before = residentBytes().current
     do throws(DocumentError) {
         let contents = try DocumentReader.read(path: inputPath, blobs: .load)
+        // What opened must be whole: tables, indexes and unique keys agree (traps otherwise).
+        contents.version._checkInvariants()
         var values = 0
         for table in contents.version.tables {
             table.forEach { _, row in values += row.count }

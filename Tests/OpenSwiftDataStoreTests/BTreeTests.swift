@@ -44,6 +44,7 @@ import Testing
                 tree.remove(victim.key, row: victim.row)
             }
             if step % 500 == 0 {
+                tree._checkInvariants()
                 let expected = Self.sorted(model)
                 let all = Self.entries(tree)
                 #expect(all.map(\.row) == expected.map(\.row))
@@ -74,6 +75,7 @@ import Testing
         for row in 1...5_000 { model.append(([.double(Double.random(in: -1...1, using: &rng))], RowID(Int64(row)))) }
         let sorted = Self.sorted(model)
         var tree = BTree(sorted: sorted.map { BTree.Entry(key: $0.key, row: $0.row) })
+        tree._checkInvariants()
         #expect(Self.entries(tree).map(\.row) == sorted.map(\.row))
         tree.insert([Value.double(2)], row: RowID(9_999))
         tree.remove(sorted[0].key, row: sorted[0].row)

@@ -25,6 +25,7 @@ import Testing
         // Indexes are rebuilt: the unique key and the ordered index find rows.
         #expect(reopened.current.lookup(unique: [.string("item-6")], constraint: 0, of: 0) != nil)
         #expect(reopened.current.orderedIndexes[0][0].tree.count == reopened.current.tables[0].count)
+        reopened.current._checkInvariants()
     }
 
     /// Every ordered index as (key, row) pairs in order.

@@ -39,6 +39,7 @@ import Testing
         try? FileManager.default.copyItem(atPath: folder.path(samplePath) + ".blobs", toPath: path + ".blobs")
         do {
             let (document, version) = try Document.open(path: path, schema: DocumentFixture.schema)
+            version._checkInvariants()
             return .success(Store(document: document, version: version))
         } catch {
             return .failure(error)

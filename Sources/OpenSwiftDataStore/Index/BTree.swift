@@ -54,7 +54,7 @@ public struct BTree: Sendable {
         func copy() -> Node { Node(entries: entries, separators: separators, children: children) }
     }
 
-    private var root = Node()
+    private(set) var root = Node()
     public private(set) var count = 0
 
     public init() {}

@@ -80,6 +80,9 @@ enum DocumentFixture {
             changes.deletes.append(.init(entity: 0, id: RowID(Int64(k - 3) * 2)))
         }
         _ = try store.commit(changes)
+        // Every test that saves through the fixture checks tables, indexes and
+        // unique keys agree after each commit.
+        store.current._checkInvariants()
     }
 
     /// Every row of every entity, for comparing two versions.

@@ -1,0 +1,35 @@
+extension StoreVersion {
+    /// Traps unless the version is consistent: every table's and every index's own
+    /// invariants, each ordered index holding exactly one entry per row with the key
+    /// that row's columns give (index ⇔ column agreement), and no two rows sharing a
+    /// key of a unique constraint. Tests call it after commits and reads.
+    /// - Complexity: O(rows × (slots + indexes × log rows))
+    public func _checkInvariants() {
+        for (e, table) in tables.enumerated() {
+            table._checkInvariants()
+            for index in orderedIndexes[e] {
+                index.tree._checkInvariants()
+                precondition(index.tree.count == table.count, "\(schema.entities[e].name) index \(index.slots) holds \(index.tree.count) entries for \(table.count) rows")
+                var expected: [RowID: IndexKey] = [:]
+                expected.reserveCapacity(table.count)
+                table.forEach { id, row in expected[id] = index.key(of: row) }
+                var seen = Set<RowID>()
+                index.tree.scan { entry in
+                    precondition(seen.insert(entry.row).inserted, "\(schema.entities[e].name) index \(index.slots): row \(entry.row) twice")
+                    precondition(expected[entry.row] == entry.indexKey || entry.indexKey.values.contains { $0 != $0 },
+                                 "\(schema.entities[e].name) index \(index.slots): row \(entry.row) indexed under \(entry.indexKey)")
+                    return true
+                }
+            }
+            for (c, slots) in schema.entities[e].uniqueness.enumerated() {
+                var holders: [[Value]: RowID] = [:]
+                table.forEach { id, row in
+                    let key = slots.map { row[$0] }
+                    guard !key.contains(where: \.isNull) else { return }
+                    precondition(holders.updateValue(id, forKey: key) == nil,
+                                 "\(schema.entities[e].name) unique constraint \(c): two rows hold \(key)")
+                }
+            }
+        }
+    }
+}
