@@ -62,18 +62,23 @@ public enum Value: Hashable, Sendable {
 extension Value: Comparable {
     /// A total order over values: first by kind, then by the kind's natural order.
     ///
-    /// Sorting and (later) index keys use this order. Strings compare by Unicode
-    /// scalar values, which is what `String.StandardComparator.lexical` does on Linux.
+    /// Sorting and index keys use this order. Strings compare by Unicode scalar
+    /// values, which is what `String.StandardComparator.lexical` does on Linux.
+    ///
+    /// It keeps Comparable's laws with `==` (a law test checks them): numbers of
+    /// different kinds compare exactly (`.int(2⁵³ + 1)` is above `.double(2⁵³)`, which
+    /// converting to `Double` lost), and numerically equal ones of different kinds,
+    /// which `==` tells apart, order by kind (`.int(1) < .uint(1) < .double(1)`);
+    /// dictionaries compare by their pairs in order. NaN is above every number (as
+    /// in `indexOrder`); two NaNs are unordered, as `==` does not equal them either.
     public static func < (lhs: Value, rhs: Value) -> Bool {
         switch (lhs, rhs) {
         case let (.bool(a), .bool(b)): return !a && b
         case let (.int(a), .int(b)): return a < b
         case let (.uint(a), .uint(b)): return a < b
-        case let (.int(a), .uint(b)): return a < 0 || UInt64(a) < b
-        case let (.uint(a), .int(b)): return b >= 0 && a < UInt64(b)
-        case let (.double(a), .double(b)): return a < b
-        case let (.int(a), .double(b)): return Double(a) < b
-        case let (.double(a), .int(b)): return a < Double(b)
+        case let (.double(a), .double(b)): return a < b || (!a.isNaN && b.isNaN)
+        case (.int, .uint), (.uint, .int), (.int, .double), (.double, .int), (.uint, .double), (.double, .uint):
+            return mixedNumberOrder(lhs, rhs) < 0
         case let (.string(a), .string(b)): return a < b
         case let (.date(a), .date(b)): return a < b
         case let (.data(a), .data(b)): return a.lexicographicallyPrecedes(b)
@@ -81,11 +86,54 @@ extension Value: Comparable {
         case let (.url(a), .url(b)): return a.absoluteString < b.absoluteString
         case let (.decimal(a), .decimal(b)): return a < b
         case let (.array(a), .array(b)): return a.lexicographicallyPrecedes(b)
+        case let (.dictionary(a), .dictionary(b)): return a.lexicographicallyPrecedes(b)
         case let (.codable(a), .codable(b)): return a.lexicographicallyPrecedes(b)
         case let (.reference(a), .reference(b)): return a < b
         case let (.references(a), .references(b)): return a.lexicographicallyPrecedes(b)
         default: return lhs.kindRank < rhs.kindRank
         }
+    }
+
+    /// Three-way order of two numbers of different kinds: exactly by value, then
+    /// `.int` before `.uint` before `.double`; NaN above every number.
+    private static func mixedNumberOrder(_ lhs: Value, _ rhs: Value) -> Int {
+        func rank(_ v: Value) -> Int {
+            switch v {
+            case .int: 0
+            case .uint: 1
+            default: 2
+            }
+        }
+        let byValue: Int = switch (lhs, rhs) {
+        case let (.int(a), .uint(b)): a < 0 ? -1 : compare(UInt64(a), b)
+        case let (.uint(a), .int(b)): b < 0 ? 1 : compare(a, UInt64(b))
+        case let (.int(a), .double(b)): compare(a, b)
+        case let (.double(a), .int(b)): -compare(b, a)
+        case let (.uint(a), .double(b)): compare(a, b)
+        case let (.double(a), .uint(b)): -compare(b, a)
+        default: 0
+        }
+        return byValue != 0 ? byValue : compare(rank(lhs), rank(rhs))
+    }
+
+    private static func compare<T: Comparable>(_ a: T, _ b: T) -> Int { a < b ? -1 : (b < a ? 1 : 0) }
+
+    /// `a` against `b` exactly (no rounding of `a` to a `Double`); NaN is above.
+    private static func compare(_ a: Int64, _ b: Double) -> Int {
+        if b.isNaN || b >= 0x1p63 { return -1 }
+        if b < -0x1p63 { return 1 }
+        let floor = b.rounded(.down)
+        let c = compare(a, Int64(floor))
+        return c != 0 ? c : (b > floor ? -1 : 0)
+    }
+
+    /// `a` against `b` exactly; NaN is above.
+    private static func compare(_ a: UInt64, _ b: Double) -> Int {
+        if b.isNaN || b >= 0x1p64 { return -1 }
+        if b < 0 { return 1 }
+        let floor = b.rounded(.down)
+        let c = compare(a, UInt64(floor))
+        return c != 0 ? c : (b > floor ? -1 : 0)
     }
 
     private var kindRank: Int {
