@@ -121,4 +121,24 @@ import Testing
         #expect(try other.fetchCount(FetchDescriptor<Trip>()) == 7)
         #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 6)
     }
+
+    /// Without a sort, models come in the order they were saved, so a limited fetch
+    /// stops scanning at the end of its window; pending deletes and changes still count.
+    @Test func aLimitedFetchWithoutSortTakesTheFirstMatchesInOrder() throws {
+        let context = ModelContext(container)
+        let all = try context.fetch(FetchDescriptor<Trip>()).map(\.name)
+        var window = FetchDescriptor<Trip>()
+        window.fetchOffset = 1
+        window.fetchLimit = 2
+        #expect(try context.fetch(window).map(\.name) == Array(all[1..<3]))
+        #expect(try context.fetchIdentifiers(window).count == 2)
+        let second = try #require(try context.fetch(window).first)
+        context.delete(second)
+        #expect(try context.fetch(window).map(\.name) == [all[2], all[3]])
+        let third = try #require(try context.fetch(window).first)
+        third.name = "renamed"
+        #expect(try context.fetch(window).map(\.name) == ["renamed", all[3]])
+        window.fetchOffset = 10
+        #expect(try context.fetch(window).isEmpty)
+    }
 }

@@ -76,11 +76,29 @@ struct FetchQuery<T: PersistentModel> {
 
     // MARK: Filtering
 
-    /// Every row and pending model that passes the filter, sorted.
+    /// Every row and pending model that passes the filter, sorted; or, for a scan
+    /// with a limit, no sort and no unsaved models, only the rows up to the end of
+    /// its window: stored rows come in row order then, so the scan stops there.
     func candidates() throws -> [Candidate] {
+        // (Scans only: a unique or index access reads few rows, and stopping costs a throw.)
+        if case .scan = access, descriptor.sortBy.isEmpty, let limit = descriptor.fetchLimit, limit > 0,
+           changedModels.isEmpty, pendingModels.isEmpty {
+            let needed = limit + max(descriptor.fetchOffset ?? 0, 0)
+            var results: [Candidate] = []
+            do {
+                _ = try forEachStoredMatch { id, row in
+                    results.append(Candidate(rowID: id, values: row, model: nil))
+                    if results.count >= needed { throw EnoughRows() }
+                }
+            } catch is EnoughRows {}
+            return results
+        }
         var examined = 0
         return try candidates(examined: &examined)
     }
+
+    /// Ends a stored-row scan that has every row its window needs.
+    private struct EnoughRows: Error {}
 
     /// Holds the interpreter's per-row state for a filter closure.
     private final class EvaluatorBox {
