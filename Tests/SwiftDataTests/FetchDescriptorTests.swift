@@ -140,5 +140,14 @@ import Testing
         #expect(try context.fetch(window).map(\.name) == ["renamed", all[3]])
         window.fetchOffset = 10
         #expect(try context.fetch(window).isEmpty)
+        // The largest limit is no limit, whatever the offset (no overflow).
+        window.fetchLimit = .max
+        window.fetchOffset = 1
+        #expect(try context.fetch(window).count == all.count - 2)
+        #expect(try context.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.startDate)])).count == all.count - 1)
+        var sorted = FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.startDate)])
+        sorted.fetchLimit = .max
+        sorted.fetchOffset = .max
+        #expect(try context.fetch(sorted).isEmpty)
     }
 }

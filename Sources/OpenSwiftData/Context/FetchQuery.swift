@@ -83,7 +83,7 @@ struct FetchQuery<T: PersistentModel> {
         // (Scans only: a unique or index access reads few rows, and stopping costs a throw.)
         if case .scan = access, descriptor.sortBy.isEmpty, let limit = descriptor.fetchLimit, limit > 0,
            changedModels.isEmpty, pendingModels.isEmpty {
-            let needed = limit + max(descriptor.fetchOffset ?? 0, 0)
+            let needed = Self.windowEnd(limit: limit, offset: descriptor.fetchOffset)
             var results: [Candidate] = []
             do {
                 _ = try forEachStoredMatch { id, row in
@@ -95,6 +95,13 @@ struct FetchQuery<T: PersistentModel> {
         }
         var examined = 0
         return try candidates(examined: &examined)
+    }
+
+    /// How many rows a window of `limit` after `offset` needs, saturating
+    /// (`fetchLimit = Int.max` is a way to say "no limit").
+    static func windowEnd(limit: Int, offset: Int?) -> Int {
+        let (end, overflow) = limit.addingReportingOverflow(max(offset ?? 0, 0))
+        return overflow ? .max : end
     }
 
     /// Ends a stored-row scan that has every row its window needs.
@@ -196,7 +203,7 @@ struct FetchQuery<T: PersistentModel> {
             let inSortOrder = plan.providesOrder && !hasUnsavedModels
             // (A limit of 0 or less means none, as in `window`.)
             let needed = inSortOrder
-                ? descriptor.fetchLimit.flatMap { $0 > 0 ? $0 + max(descriptor.fetchOffset ?? 0, 0) : nil } : nil
+                ? descriptor.fetchLimit.flatMap { $0 > 0 ? Self.windowEnd(limit: $0, offset: descriptor.fetchOffset) : nil } : nil
             // Rows go straight to `body` unless they must be put in order first.
             let reorders = inSortOrder ? plan.reverse : inOrder
             var boundary: IndexKey?
@@ -365,7 +372,7 @@ struct FetchQuery<T: PersistentModel> {
         }
         // With a limit, keep only the rows the window can reach (a top-k heap).
         if let limit = descriptor.fetchLimit, limit > 0 {
-            let reach = limit + Swift.max(descriptor.fetchOffset ?? 0, 0)
+            let reach = Self.windowEnd(limit: limit, offset: descriptor.fetchOffset)
             if reach < ranked.count / 2 { return smallest(reach, of: ranked, by: less).map { $0.element } }
         }
         return ranked.sorted(by: less).map { $0.element }
