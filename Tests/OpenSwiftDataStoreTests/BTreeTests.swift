@@ -8,7 +8,7 @@ import Testing
 
     static func sorted(_ model: Model) -> Model {
         model.sorted { a, b in
-            for (x, y) in zip(a.key, b.key) where x != y { return Value.indexOrder(x, y) }
+            for (x, y) in zip(a.key, b.key) where x != y { return x < y }
             return a.row < b.row
         }
     }
@@ -22,7 +22,7 @@ import Testing
     static func matches(_ key: [Value], _ bound: BTree.Bound, above: Bool) -> Bool {
         for (i, part) in bound.prefix.enumerated() {
             if key[i] == part { continue }
-            return above ? Value.indexOrder(part, key[i]) : Value.indexOrder(key[i], part)
+            return above ? part < key[i] : key[i] < part
         }
         return bound.inclusive
     }
@@ -119,8 +119,8 @@ import Testing
         func key() -> [Value] { (0..<Int.random(in: 1...3, using: &rng)).map { _ in parts.randomElement(using: &rng)! } }
         func reference(_ a: [Value], _ b: [Value]) -> Int {
             for (x, y) in zip(a, b) {
-                if Value.indexOrder(x, y) { return -1 }
-                if Value.indexOrder(y, x) { return 1 }
+                if x < y { return -1 }
+                if y < x { return 1 }
             }
             return 0
         }

@@ -80,9 +80,10 @@ struct FetchQuery<T: PersistentModel> {
     /// with a limit, no sort and no unsaved models, only the rows up to the end of
     /// its window: stored rows come in row order then, so the scan stops there.
     func candidates() throws -> [Candidate] {
+        let changed = changedModels, pending = pendingModels
         // (Scans only: a unique or index access reads few rows, and stopping costs a throw.)
         if case .scan = access, descriptor.sortBy.isEmpty, let limit = descriptor.fetchLimit, limit > 0,
-           changedModels.isEmpty, pendingModels.isEmpty {
+           changed.isEmpty, pending.isEmpty {
             let needed = Self.windowEnd(limit: limit, offset: descriptor.fetchOffset)
             var results: [Candidate] = []
             do {
@@ -94,7 +95,7 @@ struct FetchQuery<T: PersistentModel> {
             return results
         }
         var examined = 0
-        return try candidates(examined: &examined)
+        return try candidates(examined: &examined, changed: changed, pending: pending)
     }
 
     /// How many rows a window of `limit` after `offset` needs, saturating
@@ -132,8 +133,12 @@ struct FetchQuery<T: PersistentModel> {
     /// Models with unsaved changes are tested on their current values, apart from
     /// the stored rows (an index could not find them by values they do not have yet).
     func candidates(examined: inout Int) throws -> [Candidate] {
+        try candidates(examined: &examined, changed: changedModels, pending: pendingModels)
+    }
+
+    /// `candidates(examined:)` given the unsaved models it must test.
+    private func candidates(examined: inout Int, changed: [T], pending: [T]) throws -> [Candidate] {
         var results: [Candidate] = []
-        let changed = changedModels, pending = pendingModels
         let stored = try forEachStoredMatch { id, row in results.append(Candidate(rowID: id, values: row, model: nil)) }
         var tested = stored.tested
         if stored.inSortOrder {

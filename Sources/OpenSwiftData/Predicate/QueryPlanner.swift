@@ -73,7 +73,7 @@ struct QueryPlanner<T: PersistentModel> {
         let next = slots[k]
         if let values = terms.inList[next] {
             var distinct: [Value] = []
-            for value in values.sorted(by: Value.indexOrder) where distinct.last != value { distinct.append(value) }
+            for value in values.sorted() where distinct.last != value { distinct.append(value) }
             let ranges = distinct.map { value -> (BTree.Bound?, BTree.Bound?) in
                 let bound = BTree.Bound(prefix + [value], inclusive: true)
                 return (bound, bound)

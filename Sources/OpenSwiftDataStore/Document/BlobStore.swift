@@ -119,13 +119,9 @@ public final class BlobStore {
     /// - Throws: `DocumentError.io` when the blob exists but cannot be read
     ///   (permissions, an I/O error): that is not damage the document has.
     public func problem(with name: String, length: Int) throws(DocumentError) -> String? {
-        guard Self.isBlobName(name) else { return "not a blob name" }
-        let hash = stride(from: 0, to: 64, by: 2).map { i in
-            let digits = name.utf8.dropFirst(i).prefix(2)
-            return UInt8(String(decoding: digits, as: UTF8.self), radix: 16) ?? 0
-        }
+        guard let reference = BlobReference(name: name, length: length) else { return "not a blob name" }
         do {
-            _ = try load(BlobReference(hash: hash, length: length))
+            _ = try load(reference)
             return nil
         } catch {
             switch error {

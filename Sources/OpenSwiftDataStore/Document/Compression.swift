@@ -62,18 +62,42 @@ enum Zstd {
     static let trustedRatio = 32
 
     private static func decompressStreaming(_ bytes: UnsafeRawBufferPointer, size: Int) -> Result<[UInt8], ZstdFailure> {
+        // One byte past `size` shows an overlong frame without allocating for it.
+        switch stream(bytes, limit: size + 1, initial: max(1 << 16, bytes.count * 4)) {
+        case let .failure(failure): return .failure(failure)
+        case let .success((output, complete)):
+            if output.count > size { return .failure(ZstdFailure(reason: "decompresses to more than \(size) bytes")) }
+            if !complete { return .failure(ZstdFailure(reason: "the compressed data ends inside a zstd frame")) }
+            if output.count != size { return .failure(ZstdFailure(reason: "decompressed to \(output.count) bytes, expected \(size)")) }
+            return .success(output)
+        }
+    }
+
+    /// The first `count` bytes `bytes` decompress to (fewer if the data is shorter),
+    /// or nil when it does not decode that far. Decodes no further than it must:
+    /// memory is the decoder's window, time one block.
+    static func decompressPrefix(_ bytes: UnsafeRawBufferPointer, count: Int) -> [UInt8]? {
+        try? stream(bytes, limit: count, initial: count).get().output
+    }
+
+    /// Decodes `bytes` (zstd frames, skippable ones included) into at most `limit`
+    /// bytes, the output starting at `initial` bytes and doubling as zstd fills it.
+    /// `complete` says every frame was decoded and flushed; it is false when the
+    /// output reached `limit` first, or the input ended (or stalled) inside a frame.
+    private static func stream(
+        _ bytes: UnsafeRawBufferPointer, limit: Int, initial: Int
+    ) -> Result<(output: [UInt8], complete: Bool), ZstdFailure> {
         guard let stream = ZSTD_createDStream() else { return .failure(ZstdFailure(reason: "out of memory")) }
         defer { ZSTD_freeDStream(stream) }
         _ = ZSTD_initDStream(stream)
         _ = ZSTD_DCtx_setParameter(stream, ZSTD_d_windowLogMax, windowLogMax)
-        // One byte past `size` shows an overlong frame without allocating for it.
-        let limit = size + 1
-        var output = [UInt8](repeating: 0, count: min(limit, max(1 << 16, bytes.count * 4)))
+        var output = [UInt8](repeating: 0, count: min(limit, initial))
         var produced = 0
         var consumed = 0
+        var complete = false
         while true {
             if produced == output.count {
-                if produced == limit { return .failure(ZstdFailure(reason: "decompresses to more than \(size) bytes")) }
+                if produced == limit { break }
                 output.append(contentsOf: repeatElement(0, count: min(limit, output.count * 2) - output.count))
             }
             let before = (produced, consumed)
@@ -89,44 +113,15 @@ enum Zstd {
                 return .failure(ZstdFailure(reason: String(cString: ZSTD_getErrorName(result))))
             }
             // 0: every frame so far is decoded and flushed.
-            if result == 0, consumed == bytes.count { break }
-            if consumed == bytes.count, produced < output.count {
-                return .failure(ZstdFailure(reason: "the compressed data ends inside a zstd frame"))
+            if result == 0, consumed == bytes.count {
+                complete = true
+                break
             }
-            if before == (produced, consumed), produced < output.count {
-                return .failure(ZstdFailure(reason: "the zstd decoder makes no progress"))
-            }
+            // The input ended inside a frame, or the decoder stalled with room left.
+            if produced < output.count, consumed == bytes.count || before == (produced, consumed) { break }
         }
-        if produced != size { return .failure(ZstdFailure(reason: "decompressed to \(produced) bytes, expected \(size)")) }
         output.removeSubrange(produced...)
-        return .success(output)
-    }
-
-    /// The first `count` bytes `bytes` decompress to (fewer if the data is shorter),
-    /// or nil when it does not decode that far. Decodes no further than it must:
-    /// memory is the decoder's window, time one block.
-    static func decompressPrefix(_ bytes: UnsafeRawBufferPointer, count: Int) -> [UInt8]? {
-        guard let stream = ZSTD_createDStream() else { return nil }
-        defer { ZSTD_freeDStream(stream) }
-        _ = ZSTD_initDStream(stream)
-        _ = ZSTD_DCtx_setParameter(stream, ZSTD_d_windowLogMax, windowLogMax)
-        var output = [UInt8](repeating: 0, count: count)
-        var produced = 0
-        var consumed = 0
-        while produced < count {
-            let before = (produced, consumed)
-            let result = output.withUnsafeMutableBytes { out in
-                var outBuffer = ZSTD_outBuffer(dst: out.baseAddress, size: out.count, pos: produced)
-                var inBuffer = ZSTD_inBuffer(src: bytes.baseAddress, size: bytes.count, pos: consumed)
-                let result = ZSTD_decompressStream(stream, &outBuffer, &inBuffer)
-                produced = outBuffer.pos
-                consumed = inBuffer.pos
-                return result
-            }
-            if ZSTD_isError(result) != 0 { return nil }
-            if (result == 0 && consumed == bytes.count) || before == (produced, consumed) { break }
-        }
-        return Array(output[..<produced])
+        return .success((output, complete))
     }
 
     struct ZstdFailure: Error { var reason: String }

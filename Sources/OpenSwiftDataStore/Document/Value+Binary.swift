@@ -17,8 +17,24 @@ public struct BlobReference: Hashable, Sendable {
     public var hash: [UInt8]
     public var length: Int
 
+    public init(hash: [UInt8], length: Int) {
+        self.hash = hash
+        self.length = length
+    }
+
     /// The blob's file name: the hash in lowercase hex.
     public var name: String { hash.map { String(format: "%02x", $0) }.joined() }
+
+    /// The reference a blob file name stands for (`name` read back), with the
+    /// length a document records; nil unless `name` is 64 lowercase hex digits.
+    public init?(name: String, length: Int) {
+        guard BlobStore.isBlobName(name) else { return nil }
+        let digits = Array(name.utf8)
+        hash = stride(from: 0, to: 64, by: 2).map { i in
+            UInt8(String(decoding: digits[i..<(i + 2)], as: UTF8.self), radix: 16)!
+        }
+        self.length = length
+    }
 }
 
 extension ByteWriter {

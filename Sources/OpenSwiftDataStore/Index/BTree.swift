@@ -85,7 +85,7 @@ public struct BTree: Sendable {
 
     // MARK: Order
 
-    /// The index order: values by `Value.indexOrder`, then rows.
+    /// The index order: values by `Value`'s `<` (`Value.indexCompare`), then rows.
     @inline(__always)
     static func less(_ a: Entry, _ b: Entry) -> Bool {
         let c = IndexKey.compare(a.indexKey, b.indexKey)
@@ -259,8 +259,9 @@ public struct BTree: Sendable {
 }
 
 extension Value {
-    /// `indexOrder` as a three-way comparison: one comparison of the common kinds
-    /// rather than two calls of `<`.
+    /// `Value`'s order (`<`, which puts NaN above every number, so it never breaks a
+    /// search; predicates still test rows with Swift's semantics) as a three-way
+    /// comparison: one comparison of the common kinds rather than two calls of `<`.
     @inline(__always)
     public static func indexCompare(_ a: borrowing Value, _ b: borrowing Value) -> Int {
         // Switches over borrowed values: the payloads are compared in place.
@@ -291,16 +292,6 @@ extension Value {
             break
         }
         let (x, y) = (copy a, copy b)
-        return indexOrder(x, y) ? -1 : (indexOrder(y, x) ? 1 : 0)
-    }
-
-    /// The total order of index keys: `<`, except that NaN sorts above every other
-    /// number (so it never breaks a search); predicates still test rows with Swift's
-    /// own semantics after the index narrows them.
-    public static func indexOrder(_ a: Value, _ b: Value) -> Bool {
-        if case let .double(x) = a, case let .double(y) = b {
-            if x.isNaN || y.isNaN { return !x.isNaN && y.isNaN }
-        }
-        return a < b
+        return x < y ? -1 : (y < x ? 1 : 0)
     }
 }

@@ -69,8 +69,9 @@ extension Value: Comparable {
     /// different kinds compare exactly (`.int(2⁵³ + 1)` is above `.double(2⁵³)`, which
     /// converting to `Double` lost), and numerically equal ones of different kinds,
     /// which `==` tells apart, order by kind (`.int(1) < .uint(1) < .double(1)`);
-    /// dictionaries compare by their pairs in order. NaN is above every number (as
-    /// in `indexOrder`); two NaNs are unordered, as `==` does not equal them either.
+    /// dictionaries compare by their pairs in order. NaN is above every number (so an
+    /// index search never breaks on it); two NaNs are unordered, as `==` does not
+    /// equal them either.
     public static func < (lhs: Value, rhs: Value) -> Bool {
         switch (lhs, rhs) {
         case let (.bool(a), .bool(b)): return !a && b
