@@ -8,9 +8,17 @@ import SwiftSyntaxMacros
 /// - memberAttribute: marks every persisted stored property with `@_PersistedProperty`, which
 ///   reroutes it through the backing data (see `PersistedPropertyMacro`).
 /// - member: the backing-data storage, `schemaMetadata` (what the schema is built from),
-///   `init(backingData:)` (what a fetch uses), and the Observation plumbing, which we
+///   `init(backingData:)` (what a fetch uses), and the Observation plumbing. The backing
+///   data is made by the first property initializer (or first use), not as a default
+///   value: a default would run in `init(backingData:)` too, making a backing data for
+///   every fetched model only to drop it. The Observation plumbing is what we
 ///   generate ourselves instead of nesting `@Observable` so that reads and writes are
-///   observed exactly once, around the backing data.
+///   observed exactly once, around the backing data. The registrar is made by the first
+///   read (the only way an observer can register), so a model nobody reads, such as one
+///   inserted and saved, never pays its two allocations; a write before any read has
+///   nobody to notify and skips it. Models are not `Sendable`, so the check-then-create
+///   runs on the model's own actor; `nonisolated(unsafe)` only lets the generated
+///   nonisolated accessors of a global-actor-isolated model touch it.
 /// - extension: the `PersistentModel` and `Observable` conformances the class still lacks.
 ///   Model objects are deliberately not made `Sendable`.
 ///
@@ -123,11 +131,14 @@ extension ModelMacro: MemberMacro {
         let storageInits = properties.map { "    _\($0.propertyName!) = _SwiftDataNoType()\n" }.joined()
 
         return [
-            "@Transient private var _$backingData: any OpenSwiftData.BackingData<\(raw: type)> = \(raw: type).createBackingData()",
+            "@Transient private var _$backingData: (any OpenSwiftData.BackingData<\(raw: type)>)? = nil",
             """
             public var persistentBackingData: any OpenSwiftData.BackingData<\(raw: type)> {
                 get {
-                    _$backingData
+                    if let backingData = _$backingData { return backingData }
+                    let backingData = \(raw: type).createBackingData()
+                    _$backingData = backingData
+                    return backingData
                 }
                 set {
                     _$backingData = newValue
@@ -144,15 +155,17 @@ extension ModelMacro: MemberMacro {
             \(raw: storageInits)    self.persistentBackingData = backingData
             }
             """,
-            "@Transient private let _$observationRegistrar = Observation.ObservationRegistrar()",
+            "@Transient nonisolated(unsafe) private var _$observationRegistrar: Observation.ObservationRegistrar? = nil",
             """
             internal nonisolated func access<_M>(keyPath: KeyPath<\(raw: type), _M>) {
-                _$observationRegistrar.access(self, keyPath: keyPath)
+                if _$observationRegistrar == nil { _$observationRegistrar = Observation.ObservationRegistrar() }
+                _$observationRegistrar!.access(self, keyPath: keyPath)
             }
             """,
             """
             internal nonisolated func withMutation<_M, _MR>(keyPath: KeyPath<\(raw: type), _M>, _ mutation: () throws -> _MR) rethrows -> _MR {
-                try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                guard let registrar = _$observationRegistrar else { return try mutation() }
+                return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
             }
             """,
             "internal struct _SwiftDataNoType {}",

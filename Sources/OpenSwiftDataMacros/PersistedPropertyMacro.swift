@@ -39,14 +39,44 @@ extension PersistedPropertyMacro: AccessorMacro {
         }
         let storage = "_\(property.name)"
         let keyPath = property.keyPathExpression
-        return [
-            """
-            @storageRestrictions(accesses: _$backingData, initializes: \(raw: storage))
+        // A literal initial value is the one `schemaMetadata` lists, which a new
+        // backing data already holds: its `init` accessor, which runs at the start of
+        // every designated initializer (`init(backingData:)` included), writes nothing,
+        // so a fetched model makes no backing data only to replace it.
+        // An optional without one starts as nil in the same way; its accessor still
+        // writes any other value it is given.
+        let initAccessor: AccessorDeclSyntax = property.hasLiteralInitialValue
+            ? """
+            @storageRestrictions(initializes: \(raw: storage))
             init(initialValue) {
-                _$backingData.setValue(forKey: \(raw: keyPath), to: initialValue)
                 \(raw: storage) = _SwiftDataNoType()
             }
-            """,
+            """
+            : property.isOptionalWithoutInitialValue
+            ? """
+            @storageRestrictions(accesses: _$backingData, initializes: \(raw: storage))
+            init(initialValue) {
+                if initialValue != nil, _$backingData == nil {
+                    _$backingData = \(raw: property.type).createBackingData()
+                }
+                if _$backingData != nil {
+                    _$backingData!.setValue(forKey: \(raw: keyPath), to: initialValue)
+                }
+                \(raw: storage) = _SwiftDataNoType()
+            }
+            """
+            : """
+            @storageRestrictions(accesses: _$backingData, initializes: \(raw: storage))
+            init(initialValue) {
+                if _$backingData == nil {
+                    _$backingData = \(raw: property.type).createBackingData()
+                }
+                _$backingData!.setValue(forKey: \(raw: keyPath), to: initialValue)
+                \(raw: storage) = _SwiftDataNoType()
+            }
+            """
+        return [
+            initAccessor,
             """
             get {
                 access(keyPath: \(raw: keyPath))
@@ -95,6 +125,41 @@ private struct PersistedProperty {
     let type: String
     /// Whether that class is generic (it cannot have static stored properties).
     let isInGenericClass: Bool
+
+    /// Whether the initial value is a literal (`false`, `0`, `-1.5`, `"text"`, `nil`,
+    /// `[]`, `[:]`): the same value for every instance, so the value `schemaMetadata`
+    /// records is the one each instance starts with. `Date.now` or `UUID()` are not.
+    var hasLiteralInitialValue: Bool {
+        guard let value = decl.bindings.first?.initializer?.value else { return false }
+        return Self.isLiteral(value)
+    }
+
+    /// `T?` or `T!` with no initial value: it starts as nil, as a stored optional does.
+    var isOptionalWithoutInitialValue: Bool {
+        guard let binding = decl.bindings.first, binding.initializer == nil, let type = binding.typeAnnotation?.type else {
+            return false
+        }
+        return type.isOptional
+    }
+
+    private static func isLiteral(_ expr: ExprSyntax) -> Bool {
+        if expr.is(BooleanLiteralExprSyntax.self) || expr.is(IntegerLiteralExprSyntax.self)
+            || expr.is(FloatLiteralExprSyntax.self) || expr.is(NilLiteralExprSyntax.self) {
+            return true
+        }
+        if let string = expr.as(StringLiteralExprSyntax.self) {
+            return string.segments.allSatisfy { $0.is(StringSegmentSyntax.self) }
+        }
+        if let array = expr.as(ArrayExprSyntax.self) { return array.elements.isEmpty }
+        if let dictionary = expr.as(DictionaryExprSyntax.self) {
+            if case .colon = dictionary.content { return true }
+            return false
+        }
+        if let prefix = expr.as(PrefixOperatorExprSyntax.self), prefix.operator.text == "-" {
+            return prefix.expression.is(IntegerLiteralExprSyntax.self) || prefix.expression.is(FloatLiteralExprSyntax.self)
+        }
+        return false
+    }
 
     /// The name of the static key path constant, `_$keyPath_name`.
     var keyPathConstant: String { "_$keyPath_\(name)" }

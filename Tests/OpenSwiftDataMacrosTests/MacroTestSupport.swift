@@ -28,11 +28,16 @@ func modelMembers(_ type: String, metadata: [String], storage: [String]) -> Stri
     let inits = storage.map { "        \($0) = _SwiftDataNoType()\n" }.joined()
     return """
 
-        @Transient private var _$backingData: any OpenSwiftData.BackingData<\(type)> = \(type).createBackingData()
+        @Transient private var _$backingData: (any OpenSwiftData.BackingData<\(type)>)? = nil
 
         public var persistentBackingData: any OpenSwiftData.BackingData<\(type)> {
             get {
-                _$backingData
+                if let backingData = _$backingData {
+                    return backingData
+                }
+                let backingData = \(type).createBackingData()
+                _$backingData = backingData
+                return backingData
             }
             set {
                 _$backingData = newValue
@@ -47,14 +52,20 @@ func modelMembers(_ type: String, metadata: [String], storage: [String]) -> Stri
     \(inits)        self.persistentBackingData = backingData
         }
 
-        @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+        @Transient nonisolated(unsafe) private var _$observationRegistrar: Observation.ObservationRegistrar? = nil
 
         internal nonisolated func access<_M>(keyPath: KeyPath<\(type), _M>) {
-            _$observationRegistrar.access(self, keyPath: keyPath)
+            if _$observationRegistrar == nil {
+                _$observationRegistrar = Observation.ObservationRegistrar()
+            }
+            _$observationRegistrar!.access(self, keyPath: keyPath)
         }
 
         internal nonisolated func withMutation<_M, _MR>(keyPath: KeyPath<\(type), _M>, _ mutation: () throws -> _MR) rethrows -> _MR {
-            try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+            guard let registrar = _$observationRegistrar else {
+                return try mutation()
+            }
+            return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
         }
 
         internal struct _SwiftDataNoType {

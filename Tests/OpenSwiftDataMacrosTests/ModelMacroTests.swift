@@ -29,7 +29,10 @@ final class ModelMacroTests: XCTestCase {
                 var name: String {
                     @storageRestrictions(accesses: _$backingData, initializes: _name)
                     init(initialValue) {
-                        _$backingData.setValue(forKey: Trip._$keyPath_name, to: initialValue)
+                        if _$backingData == nil {
+                            _$backingData = Trip.createBackingData()
+                        }
+                        _$backingData!.setValue(forKey: Trip._$keyPath_name, to: initialValue)
                         _name = _SwiftDataNoType()
                     }
                     get {
@@ -49,7 +52,10 @@ final class ModelMacroTests: XCTestCase {
                 var destination: String {
                     @storageRestrictions(accesses: _$backingData, initializes: _destination)
                     init(initialValue) {
-                        _$backingData.setValue(forKey: Trip._$keyPath_destination, to: initialValue)
+                        if _$backingData == nil {
+                            _$backingData = Trip.createBackingData()
+                        }
+                        _$backingData!.setValue(forKey: Trip._$keyPath_destination, to: initialValue)
                         _destination = _SwiftDataNoType()
                     }
                     get {
@@ -67,9 +73,8 @@ final class ModelMacroTests: XCTestCase {
 
                 private static let _$keyPath_destination = \Trip.destination
                 var isFavorite: Bool {
-                    @storageRestrictions(accesses: _$backingData, initializes: _isFavorite)
+                    @storageRestrictions(initializes: _isFavorite)
                     init(initialValue) {
-                        _$backingData.setValue(forKey: Trip._$keyPath_isFavorite, to: initialValue)
                         _isFavorite = _SwiftDataNoType()
                     }
                     get {
@@ -89,7 +94,12 @@ final class ModelMacroTests: XCTestCase {
                 var notes: String? {
                     @storageRestrictions(accesses: _$backingData, initializes: _notes)
                     init(initialValue) {
-                        _$backingData.setValue(forKey: Trip._$keyPath_notes, to: initialValue)
+                        if initialValue != nil, _$backingData == nil {
+                            _$backingData = Trip.createBackingData()
+                        }
+                        if _$backingData != nil {
+                            _$backingData!.setValue(forKey: Trip._$keyPath_notes, to: initialValue)
+                        }
                         _notes = _SwiftDataNoType()
                     }
                     get {
@@ -107,9 +117,8 @@ final class ModelMacroTests: XCTestCase {
 
                 private static let _$keyPath_notes = \Trip.notes
                 var bucketList: [BucketListItem] {
-                    @storageRestrictions(accesses: _$backingData, initializes: _bucketList)
+                    @storageRestrictions(initializes: _bucketList)
                     init(initialValue) {
-                        _$backingData.setValue(forKey: Trip._$keyPath_bucketList, to: initialValue)
                         _bucketList = _SwiftDataNoType()
                     }
                     get {
@@ -129,7 +138,12 @@ final class ModelMacroTests: XCTestCase {
                 var living: LivingAccommodation? {
                     @storageRestrictions(accesses: _$backingData, initializes: _living)
                     init(initialValue) {
-                        _$backingData.setValue(forKey: Trip._$keyPath_living, to: initialValue)
+                        if initialValue != nil, _$backingData == nil {
+                            _$backingData = Trip.createBackingData()
+                        }
+                        if _$backingData != nil {
+                            _$backingData!.setValue(forKey: Trip._$keyPath_living, to: initialValue)
+                        }
                         _living = _SwiftDataNoType()
                     }
                     get {
@@ -159,11 +173,16 @@ final class ModelMacroTests: XCTestCase {
                 }
                 init(name: String, destination: String) { self.name = name; self.destination = destination }
 
-                private var _$backingData: any OpenSwiftData.BackingData<Trip> = Trip.createBackingData()
+                private var _$backingData: (any OpenSwiftData.BackingData<Trip>)? = nil
 
                 public var persistentBackingData: any OpenSwiftData.BackingData<Trip> {
                     get {
-                        _$backingData
+                        if let backingData = _$backingData {
+                            return backingData
+                        }
+                        let backingData = Trip.createBackingData()
+                        _$backingData = backingData
+                        return backingData
                     }
                     set {
                         _$backingData = newValue
@@ -191,14 +210,20 @@ final class ModelMacroTests: XCTestCase {
                     self.persistentBackingData = backingData
                 }
 
-                private let _$observationRegistrar = Observation.ObservationRegistrar()
+                nonisolated(unsafe) private var _$observationRegistrar: Observation.ObservationRegistrar? = nil
 
                 internal nonisolated func access<_M>(keyPath: KeyPath<Trip, _M>) {
-                    _$observationRegistrar.access(self, keyPath: keyPath)
+                    if _$observationRegistrar == nil {
+                        _$observationRegistrar = Observation.ObservationRegistrar()
+                    }
+                    _$observationRegistrar!.access(self, keyPath: keyPath)
                 }
 
                 internal nonisolated func withMutation<_M, _MR>(keyPath: KeyPath<Trip, _M>, _ mutation: () throws -> _MR) rethrows -> _MR {
-                    try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                    guard let registrar = _$observationRegistrar else {
+                        return try mutation()
+                    }
+                    return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
                 }
 
                 internal struct _SwiftDataNoType {
@@ -250,11 +275,16 @@ final class ModelMacroTests: XCTestCase {
                 static var count = 0
                 init() { plain = ""; alreadyDone = 0 }
 
-                @Transient private var _$backingData: any OpenSwiftData.BackingData<Category> = Category.createBackingData()
+                @Transient private var _$backingData: (any OpenSwiftData.BackingData<Category>)? = nil
 
                 public var persistentBackingData: any OpenSwiftData.BackingData<Category> {
                     get {
-                        _$backingData
+                        if let backingData = _$backingData {
+                            return backingData
+                        }
+                        let backingData = Category.createBackingData()
+                        _$backingData = backingData
+                        return backingData
                     }
                     set {
                         _$backingData = newValue
@@ -282,14 +312,20 @@ final class ModelMacroTests: XCTestCase {
                     self.persistentBackingData = backingData
                 }
 
-                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+                @Transient nonisolated(unsafe) private var _$observationRegistrar: Observation.ObservationRegistrar? = nil
 
                 internal nonisolated func access<_M>(keyPath: KeyPath<Category, _M>) {
-                    _$observationRegistrar.access(self, keyPath: keyPath)
+                    if _$observationRegistrar == nil {
+                        _$observationRegistrar = Observation.ObservationRegistrar()
+                    }
+                    _$observationRegistrar!.access(self, keyPath: keyPath)
                 }
 
                 internal nonisolated func withMutation<_M, _MR>(keyPath: KeyPath<Category, _M>, _ mutation: () throws -> _MR) rethrows -> _MR {
-                    try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                    guard let registrar = _$observationRegistrar else {
+                        return try mutation()
+                    }
+                    return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
                 }
 
                 internal struct _SwiftDataNoType {
@@ -356,11 +392,16 @@ final class ModelMacroTests: XCTestCase {
                 @_PersistedProperty
                 var description: String = ""
 
-                @Transient private var _$backingData: any OpenSwiftData.BackingData<Note> = Note.createBackingData()
+                @Transient private var _$backingData: (any OpenSwiftData.BackingData<Note>)? = nil
 
                 public var persistentBackingData: any OpenSwiftData.BackingData<Note> {
                     get {
-                        _$backingData
+                        if let backingData = _$backingData {
+                            return backingData
+                        }
+                        let backingData = Note.createBackingData()
+                        _$backingData = backingData
+                        return backingData
                     }
                     set {
                         _$backingData = newValue
@@ -378,14 +419,20 @@ final class ModelMacroTests: XCTestCase {
                     self.persistentBackingData = backingData
                 }
 
-                @Transient private let _$observationRegistrar = Observation.ObservationRegistrar()
+                @Transient nonisolated(unsafe) private var _$observationRegistrar: Observation.ObservationRegistrar? = nil
 
                 internal nonisolated func access<_M>(keyPath: KeyPath<Note, _M>) {
-                    _$observationRegistrar.access(self, keyPath: keyPath)
+                    if _$observationRegistrar == nil {
+                        _$observationRegistrar = Observation.ObservationRegistrar()
+                    }
+                    _$observationRegistrar!.access(self, keyPath: keyPath)
                 }
 
                 internal nonisolated func withMutation<_M, _MR>(keyPath: KeyPath<Note, _M>, _ mutation: () throws -> _MR) rethrows -> _MR {
-                    try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+                    guard let registrar = _$observationRegistrar else {
+                        return try mutation()
+                    }
+                    return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
                 }
 
                 internal struct _SwiftDataNoType {

@@ -18,7 +18,10 @@ final class PersistedPropertyMacroTests: XCTestCase {
                 var name: String {
                     @storageRestrictions(accesses: _$backingData, initializes: _name)
                     init(initialValue) {
-                        _$backingData.setValue(forKey: Trip._$keyPath_name, to: initialValue)
+                        if _$backingData == nil {
+                            _$backingData = Trip.createBackingData()
+                        }
+                        _$backingData!.setValue(forKey: Trip._$keyPath_name, to: initialValue)
                         _name = _SwiftDataNoType()
                     }
                     get {
@@ -36,9 +39,8 @@ final class PersistedPropertyMacroTests: XCTestCase {
 
                 private static let _$keyPath_name = \Trip.name
                 var `default`: Int {
-                    @storageRestrictions(accesses: _$backingData, initializes: _default)
+                    @storageRestrictions(initializes: _default)
                     init(initialValue) {
-                        _$backingData.setValue(forKey: Trip._$keyPath_default, to: initialValue)
                         _default = _SwiftDataNoType()
                     }
                     get {
@@ -74,7 +76,10 @@ final class PersistedPropertyMacroTests: XCTestCase {
                 var name: String {
                     @storageRestrictions(accesses: _$backingData, initializes: _name)
                     init(initialValue) {
-                        _$backingData.setValue(forKey: Trip._$keyPath_name, to: initialValue)
+                        if _$backingData == nil {
+                            _$backingData = Trip.createBackingData()
+                        }
+                        _$backingData!.setValue(forKey: Trip._$keyPath_name, to: initialValue)
                         _name = _SwiftDataNoType()
                     }
                     get {

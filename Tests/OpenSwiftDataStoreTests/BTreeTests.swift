@@ -69,6 +69,34 @@ import Testing
         }
     }
 
+    /// The tied-key walk behind unique checks, against a filter of the model: runs
+    /// of one key far longer than a leaf (so they straddle leaves and internal nodes),
+    /// keys absent from the tree, and stopping early.
+    @Test func tiedEntriesAreVisitedInRowOrderAcrossLeaves() {
+        var rng = SplitMix(seed: 21)
+        var tree = BTree()
+        var model: Model = []
+        for row in 1...4_000 {
+            // Key 7 is a quarter of the rows; the others are spread over 0..<60 in steps of 2.
+            let key: [Value] = [.int(row % 4 == 0 ? 7 : 2 * Int64.random(in: 0..<30, using: &rng))]
+            tree.insert(key, row: RowID(Int64(row)))
+            model.append((key, RowID(Int64(row))))
+        }
+        for probe in [Int64(-1), 0, 7, 8, 31, 58, 59, 100] {
+            var visited: [RowID] = []
+            tree.forEachEntry(tiedWith: IndexKey(.int(probe))) { entry in
+                #expect(entry.indexKey == IndexKey(.int(probe)))
+                visited.append(entry.row)
+                return true
+            }
+            let expected = Self.sorted(model.filter { $0.key == [.int(probe)] }).map(\.row)
+            #expect(visited == expected, "key \(probe)")
+        }
+        var firstThree: [RowID] = []
+        tree.forEachEntry(tiedWith: IndexKey(.int(7))) { firstThree.append($0.row); return firstThree.count < 3 }
+        #expect(firstThree == [RowID(4), RowID(8), RowID(12)])
+    }
+
     @Test func bulkBuildMatchesIncrementalInserts() {
         var rng = SplitMix(seed: 9)
         var model: Model = []

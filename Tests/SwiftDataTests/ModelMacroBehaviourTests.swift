@@ -31,6 +31,28 @@ import Testing
         #expect(fired == 1)
     }
 
+    /// The registrar is made by the first read, so a fetched model (made by
+    /// `init(backingData:)`) and a model written before anyone observed it still notify.
+    @Test func observationFiresOnFetchedModelsWrittenBeforeObserved() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        context.insert(Trip(name: "A", destination: "B"))
+        try context.save()
+        let reader = ModelContext(container)
+        let trip = try #require(try reader.fetch(FetchDescriptor<Trip>()).first)
+        trip.destination = "written before anyone observed"
+        nonisolated(unsafe) var fired = 0
+        withObservationTracking {
+            _ = trip.destination
+        } onChange: {
+            fired += 1
+        }
+        trip.destination = "C"
+        #expect(fired == 1)
+        #expect(trip.destination == "C")
+        #expect(trip.hasChanges)
+    }
+
     @Test func defaultsReachStorageThroughInitializers() throws {
         let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
         let context = ModelContext(container)
@@ -41,6 +63,33 @@ import Testing
         #expect(fetched.first?.price == 0)
         #expect(fetched.first?.notes == nil)
         #expect(fetched.first?.bucketList.isEmpty == true)
+    }
+
+    /// Literal defaults are not written by the initializer (a new backing data holds
+    /// them already); defaults computed per instance still are, once per instance.
+    @Test func literalAndPerInstanceDefaultsReachEachModel() throws {
+        let container = try ModelContainer(for: DefaultsProbe.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        let first = DefaultsProbe(), second = DefaultsProbe(memo: "kept")
+        second.count = 7
+        #expect(first.serial != second.serial)
+        #expect(first.count == -1)
+        #expect(first.label == "none")
+        context.insert(first)
+        context.insert(second)
+        try context.save()
+        let reader = ModelContext(container)
+        let stored = try reader.fetch(FetchDescriptor<DefaultsProbe>(sortBy: [SortDescriptor(\.count)]))
+        #expect(stored.map(\.count) == [-1, 7])
+        #expect(Set(stored.map(\.serial)) == [first.serial, second.serial])
+        for probe in stored {
+            #expect(probe.label == "none")
+            #expect(probe.ratio == 0.5)
+            #expect(probe.tags.isEmpty)
+            #expect(probe.note == nil)
+        }
+        #expect(stored[0].issued == first.issued)
+        #expect(stored.map(\.memo) == [nil, "kept"])
     }
 
     @Test func transientIsNotStoredAndResetsOnFetch() throws {
@@ -102,5 +151,22 @@ final class SpatialPlace {
         self.name = name
         self.latitude = latitude
         self.longitude = longitude
+    }
+}
+
+/// Defaults of every kind the macro tells apart: literals and values made per instance.
+@Model
+final class DefaultsProbe {
+    var serial = UUID()
+    var issued: Date = .now
+    var count = -1
+    var label: String = "none"
+    var ratio = 0.5
+    var tags: [String] = []
+    var note: String? = nil
+    var memo: String?
+
+    init(memo: String? = nil) {
+        self.memo = memo
     }
 }

@@ -36,6 +36,26 @@ import Testing
         #expect(fresh.first?.persistentModelID == originalID)
     }
 
+    /// Unique keys match as Swift's `==` does, which is what `#Predicate { $0.name == x }`
+    /// finds: canonically equivalent strings are one key, so the second upserts.
+    @Test func canonicallyEquivalentNamesAreOneUniqueKey() throws {
+        let container = try makeContainer(Trip.self)
+        let context = ModelContext(container)
+        let composed = Trip(name: "Caf\u{E9}", destination: "Paris")
+        context.insert(composed)
+        context.insert(Trip(name: "Cafe", destination: "Rome"))
+        try context.save()
+        let decomposed = Trip(name: "Cafe\u{301}", destination: "Lyon")
+        context.insert(decomposed)
+        try context.save()
+        #expect(decomposed.persistentModelID == composed.persistentModelID)
+        let reader = ModelContext(container)
+        let stored = try reader.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.destination)]))
+        #expect(stored.map(\.destination) == ["Lyon", "Rome"])
+        let name = "Caf\u{E9}"
+        #expect(try reader.fetchCount(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == name })) == 1)
+    }
+
     @Test func upsertFromAnotherContextUpdatesTheStoredRow() throws {
         let container = try makeContainer(AnimalCategory.self, Animal.self)
         let first = ModelContext(container)

@@ -337,5 +337,5 @@ final class ModelBackingData<M: PersistentModel>: BackingData, ModelBacking {
 
 extension PersistentModel {
     /// The model's backing data, type-erased for the context.
-    var modelBacking: any ModelBacking { persistentBackingData as! any ModelBacking }
+    var modelBacking: any ModelBacking { backing }
 }

@@ -50,9 +50,11 @@ final class EntityLayout: @unchecked Sendable {
     let attributes: [AttributeSlot]
     private(set) var relationships: [RelationshipSlot]
     let slots: [AnyKeyPath: Slot]
-    /// The same slots by key path object: `@Model`'s accessors pass the key path
-    /// objects `schemaMetadata` lists, and identity is cheaper than hashing a key path.
-    private let slotsByIdentity: [ObjectIdentifier: Slot]
+    /// The same slots by key path object, searched in declaration order: `@Model`'s
+    /// accessors pass the key path objects `schemaMetadata` lists, and comparing a few
+    /// identities is cheaper than hashing a key path, or even an identifier.
+    private let slotIdentities: [ObjectIdentifier]
+    private let slotsInOrder: [Slot]
     let uniqueness: [[Int]]
     let indices: [IndexDescription]
 
@@ -66,9 +68,8 @@ final class EntityLayout: @unchecked Sendable {
         for (i, a) in attributes.enumerated() { slots[a.keyPath] = .attribute(i) }
         for (j, r) in relationships.enumerated() { slots[r.keyPath] = .relationship(j) }
         self.slots = slots
-        var byIdentity: [ObjectIdentifier: Slot] = [:]
-        for (keyPath, slot) in slots { byIdentity[ObjectIdentifier(keyPath)] = slot }
-        self.slotsByIdentity = byIdentity
+        self.slotIdentities = attributes.map { ObjectIdentifier($0.keyPath) } + relationships.map { ObjectIdentifier($0.keyPath) }
+        self.slotsInOrder = attributes.indices.map { Slot.attribute($0) } + relationships.indices.map { Slot.relationship($0) }
         let attributeIndex = { (kp: AnyKeyPath) -> Int? in
             if case let .attribute(i) = slots[kp] { return i }
             return nil
@@ -210,8 +211,11 @@ final class EntityLayout: @unchecked Sendable {
     }
 
     /// The slot behind `keyPath`, or a clear trap when the key path is not stored.
+    /// - Complexity: O(properties) for the key path objects `@Model` passes, O(1)
+    ///   expected for others.
     func slot(for keyPath: AnyKeyPath) -> Slot {
-        if let slot = slotsByIdentity[ObjectIdentifier(keyPath)] { return slot }
+        let identity = ObjectIdentifier(keyPath)
+        if let i = slotIdentities.firstIndex(of: identity) { return slotsInOrder[i] }
         guard let slot = slots[keyPath] else {
             preconditionFailure("\(keyPath) is not a stored property of the model \(name)")
         }

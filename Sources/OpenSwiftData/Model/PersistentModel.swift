@@ -27,9 +27,18 @@ extension PersistentModel {
         ModelBackingData<Self>()
     }
 
+    /// The backing data as our class, without a dynamic cast: a cast ran on every
+    /// property access and cost about 2,000 instructions when it went through the
+    /// `any ModelBacking` existential. Only `ModelBackingData` ever backs a model (the
+    /// contexts and `createBackingData()` make no other); another class is a
+    /// programming error, caught by an identity check of the metatype.
+    @inline(__always)
     var backing: ModelBackingData<Self> {
-        // Only ModelBackingData ever backs a model; anything else is a programming error.
-        persistentBackingData as! ModelBackingData<Self>
+        let object: AnyObject = persistentBackingData
+        precondition(
+            ObjectIdentifier(Swift.type(of: object)) == ObjectIdentifier(ModelBackingData<Self>.self),
+            "\(Self.self) is backed by \(Swift.type(of: object)); only the backing data OpenSwiftData makes is supported")
+        return unsafeDowncast(object, to: ModelBackingData<Self>.self)
     }
 
     /// The context the model is registered with, if any.

@@ -192,6 +192,41 @@ public struct BTree: Sendable {
         return true
     }
 
+    // MARK: Equal keys
+
+    /// Calls `body` with each entry whose key ties with `key` in index order, in
+    /// row order, until `body` returns false: one descent to the first
+    /// such entry, then along the leaves. No bounds, closures over bounds or
+    /// arrays are made, which made the scan-based lookup cost about 7,000
+    /// instructions per unique check of a save.
+    /// - Complexity: O(log n + k) for k entries visited.
+    @inline(__always)
+    public func forEachEntry(tiedWith key: IndexKey, _ body: (Entry) -> Bool) {
+        _ = Self.forEachEntry(in: root, tiedWith: Entry(key: key, row: RowID(Int64.min)), body)
+    }
+
+    /// Returns false once the tied run ended or `body` asked to stop.
+    private static func forEachEntry(in node: Node, tiedWith probe: Entry, _ body: (Entry) -> Bool) -> Bool {
+        if node.isLeaf {
+            return node.entries.withUnsafeBufferPointer { entries in
+                var i = firstIndex(in: entries.count) { !less(entries[$0], probe) }
+                while i < entries.count {
+                    guard IndexKey.compare(entries[i].indexKey, probe.indexKey) == 0, body(entries[i]) else { return false }
+                    i += 1
+                }
+                return true
+            }
+        }
+        // The first entry at or above the probe is in child `i`; a tied run that
+        // goes on past its end continues in the children after it.
+        var i = childIndex(for: probe, in: node)
+        while i < node.children.count {
+            guard forEachEntry(in: node.children[i], tiedWith: probe, body) else { return false }
+            i += 1
+        }
+        return true
+    }
+
     // MARK: Scans
 
     /// Calls `body` with each entry between `lower` and `upper` (nil: unbounded),

@@ -147,6 +147,10 @@ public final class Store: Sendable {
         var updated: [EntityRow] = []
         var written: [EntityRow] = []
         written.reserveCapacity(changes.inserts.count + changes.updates.count)
+        // The written rows that refer to rows inserted by this commit (temporary ids),
+        // resolved once every insert has its row: most inserts refer to none, and
+        // reading every written row back to find out cost a row copy each.
+        var unresolved: [EntityRow] = []
         for insert in changes.inserts {
             let temporary = EntityRow(entity: insert.entity, id: insert.temporaryID)
             let id: RowID
@@ -158,11 +162,17 @@ public final class Store: Sendable {
                 }
                 let merged = mergeUpsert(insert.row, onto: id, of: insert.entity, in: &version, written: &written)
                 version.write(merged, at: id, of: insert.entity)
+                if hasTemporaryReferences(merged, of: schema.entities[insert.entity]) {
+                    unresolved.append(EntityRow(entity: insert.entity, id: id))
+                }
                 upserted.insert(temporary)
                 updated.append(EntityRow(entity: insert.entity, id: id))
             } else {
                 id = version.insert(insert.row, of: insert.entity)
                 inserted.append(EntityRow(entity: insert.entity, id: id))
+                if hasTemporaryReferences(insert.row, of: schema.entities[insert.entity]) {
+                    unresolved.append(EntityRow(entity: insert.entity, id: id))
+                }
             }
             assigned[temporary] = id
             written.append(EntityRow(entity: insert.entity, id: id))
@@ -180,10 +190,11 @@ public final class Store: Sendable {
             let key = EntityRow(entity: update.entity, id: id)
             updated.append(key)
             written.append(key)
+            if hasTemporaryReferences(row, of: schema.entities[update.entity]) { unresolved.append(key) }
         }
 
         if !assigned.isEmpty {
-            for key in written {
+            for key in unresolved {
                 guard let row = version.row(key.id, of: key.entity) else { continue }
                 let resolved = resolve(row, of: schema.entities[key.entity], schema: schema, assigned: assigned)
                 if resolved != row { version.tables[key.entity].update(key.id, to: resolved) }
@@ -236,6 +247,19 @@ public final class Store: Sendable {
         case let .references(ids): ids
         default: []
         }
+    }
+
+    /// Whether a relationship slot of `row` names a row by temporary id.
+    @inline(__always)
+    private static func hasTemporaryReferences(_ row: Row, of entity: EntityDescription) -> Bool {
+        for j in entity.relationships.indices {
+            switch row[entity.slot(ofRelationship: j)] {
+            case let .reference(id) where id.isTemporary: return true
+            case let .references(ids) where ids.contains(where: \.isTemporary): return true
+            default: continue
+            }
+        }
+        return false
     }
 
     /// Rewrites references to temporary rows; a temporary row that was never

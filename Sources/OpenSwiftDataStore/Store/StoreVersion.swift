@@ -57,32 +57,34 @@ public struct StoreVersion: Sendable {
     /// Keys are equal as `Value`s are (`==`), not merely tied in index order.
     /// - Complexity: O(log n)
     public func lookup(unique key: [Value], constraint: Int, of entity: Int) -> RowID? {
-        holders(of: key, constraint: constraint, of: entity).first
+        guard !key.isEmpty else { return nil }
+        return holder(of: IndexKey(key), constraint: constraint, of: entity, excluding: nil)
     }
 
-    /// The rows whose key under unique constraint `constraint` equals `key`: one at
-    /// most in a published version. A key with a nil part names none (like SQL, several
-    /// rows may leave a unique attribute unset).
-    private func holders(of key: [Value], constraint: Int, of entity: Int) -> [RowID] {
-        guard !key.contains(where: \.isNull) else { return [] }
-        var rows: [RowID] = []
-        // From the first entry at or above the key, while entries tie with it: one
-        // descent, where a closed range [key, key] searched for both ends.
-        orderedIndexes[entity][uniqueTrees[entity][constraint]].tree.scan(from: BTree.Bound(key, inclusive: true)) { entry in
-            guard IndexKey.compare(entry.indexKey, prefix: key) == 0 else { return false }
-            if entry.indexKey.equals(key) { rows.append(entry.row) }
-            return true
+    /// The first row other than `excluded` whose key under unique constraint
+    /// `constraint` equals `key` (one at most in a published version). A key with a
+    /// nil part names none (like SQL, several rows may leave a unique attribute unset).
+    /// - Complexity: O(log n)
+    private func holder(of key: IndexKey, constraint: Int, of entity: Int, excluding excluded: RowID?) -> RowID? {
+        guard !key.head.isNull, !key.tail.contains(where: \.isNull) else { return nil }
+        var found: RowID?
+        orderedIndexes[entity][uniqueTrees[entity][constraint]].tree.forEachEntry(tiedWith: key) { entry in
+            // Tied in index order is not always equal (`==`: strings tie when canonically
+            // equivalent): keep looking past those.
+            guard entry.row != excluded, entry.indexKey == key else { return true }
+            found = entry.row
+            return false
         }
-        return rows
+        return found
     }
 
     /// The first unique constraint of `entity` whose key `row` already holds, other than `id`.
     /// - Complexity: O(constraints × log n)
     func conflict(for row: Row, entity: Int, excluding id: RowID?) -> (constraint: Int, key: [Value], row: RowID)? {
         for (c, slots) in schema.entities[entity].uniqueness.enumerated() {
-            let key = slots.map { row[$0] }
-            guard let other = holders(of: key, constraint: c, of: entity).first(where: { $0 != id }) else { continue }
-            return (c, key, other)
+            let key = IndexKey(of: row, slots: slots)
+            guard let other = holder(of: key, constraint: c, of: entity, excluding: id) else { continue }
+            return (c, key.values, other)
         }
         return nil
     }
