@@ -39,7 +39,12 @@ protocol ModelBacking: AnyObject {
     func refresh(from table: Table, row: Row?, generation: UInt64)
 }
 
-final class ModelBackingData<M: PersistentModel>: BackingData, ModelBacking {
+/// The non-generic root of our backing data: checking a model's backing data against
+/// it is one class comparison, where a check against `ModelBackingData<M>` looks the
+/// generic class's metadata up each time.
+class OurBackingData {}
+
+final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, ModelBacking {
     typealias Model = M
 
     /// Where the values come from until first used.
@@ -115,7 +120,7 @@ final class ModelBackingData<M: PersistentModel>: BackingData, ModelBacking {
     /// Related models per relationship, once resolved or assigned.
     private var related: [[any PersistentModel]?] = []
 
-    init() {
+    override init() {
         state = .fresh
     }
 

@@ -135,21 +135,18 @@ public struct BTree: Sendable {
         if root.isEmpty { root = Node() }
     }
 
+    /// Searched through a buffer pointer, as scans do: separators are compared in
+    /// place, not copied (a copy retains and releases the key's storage).
     private static func childIndex(for entry: Entry, in node: Node) -> Int {
-        var low = 0, high = node.separators.count
-        while low < high {
-            let mid = (low + high) / 2
-            if less(entry, node.separators[mid]) { high = mid } else { low = mid + 1 }
+        node.separators.withUnsafeBufferPointer { separators in
+            firstIndex(in: separators.count) { less(entry, separators[$0]) }
         }
-        return low
     }
 
     private static func insert(_ entry: Entry, into node: Node) -> (Entry, Node)? {
         if node.isLeaf {
-            var low = 0, high = node.entries.count
-            while low < high {
-                let mid = (low + high) / 2
-                if less(node.entries[mid], entry) { low = mid + 1 } else { high = mid }
+            let low = node.entries.withUnsafeBufferPointer { entries in
+                firstIndex(in: entries.count) { !less(entries[$0], entry) }
             }
             node.entries.insert(entry, at: low)
             guard node.entries.count > capacity else { return nil }
@@ -173,10 +170,8 @@ public struct BTree: Sendable {
 
     private static func remove(_ entry: Entry, from node: Node) -> Bool {
         if node.isLeaf {
-            var low = 0, high = node.entries.count
-            while low < high {
-                let mid = (low + high) / 2
-                if less(node.entries[mid], entry) { low = mid + 1 } else { high = mid }
+            let low = node.entries.withUnsafeBufferPointer { entries in
+                firstIndex(in: entries.count) { !less(entries[$0], entry) }
             }
             guard low < node.entries.count, !less(entry, node.entries[low]) else { return false }
             node.entries.remove(at: low)
