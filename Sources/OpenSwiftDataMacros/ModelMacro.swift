@@ -9,16 +9,19 @@ import SwiftSyntaxMacros
 ///   reroutes it through the backing data (see `PersistedPropertyMacro`).
 /// - member: the backing-data storage, `schemaMetadata` (what the schema is built from),
 ///   `init(backingData:)` (what a fetch uses), and the Observation plumbing. The backing
-///   data is made by the first property initializer (or first use), not as a default
-///   value: a default would run in `init(backingData:)` too, making a backing data for
-///   every fetched model only to drop it. The Observation plumbing is what we
+///   data is made by the first property initializer that writes (or first use), not as
+///   a default value: a default would run in `init(backingData:)` too, making a backing
+///   data for every fetched model only to drop it. (Initial values that are not standard
+///   literals, such as `UUID()`, still write, and so still make one there.) The
+///   Observation plumbing is what we
 ///   generate ourselves instead of nesting `@Observable` so that reads and writes are
 ///   observed exactly once, around the backing data. The registrar is made by the first
 ///   read (the only way an observer can register), so a model nobody reads, such as one
 ///   inserted and saved, never pays its two allocations; a write before any read has
 ///   nobody to notify and skips it. Models are not `Sendable`, so the check-then-create
-///   runs on the model's own actor; `nonisolated(unsafe)` only lets the generated
-///   nonisolated accessors of a global-actor-isolated model touch it.
+///   of the registrar and of the backing data runs on the one actor or thread that uses
+///   the model; `nonisolated(unsafe)` only keeps the generated `nonisolated` accessors
+///   compiling should a model be global-actor isolated.
 /// - extension: the `PersistentModel` and `Observable` conformances the class still lacks.
 ///   Model objects are deliberately not made `Sendable`.
 ///
@@ -289,6 +292,13 @@ extension TypeSyntax {
     /// initializer (`var x: Optional<T>` must be assigned, with or without `@Model`).
     var isOptional: Bool {
         self.is(OptionalTypeSyntax.self) || self.is(ImplicitlyUnwrappedOptionalTypeSyntax.self)
+    }
+
+    /// `T` for `T?` and `T!`; the type itself otherwise.
+    var unwrappedOptional: TypeSyntax {
+        if let optional = self.as(OptionalTypeSyntax.self) { return optional.wrappedType }
+        if let iuo = self.as(ImplicitlyUnwrappedOptionalTypeSyntax.self) { return iuo.wrappedType }
+        return self
     }
 }
 

@@ -10,12 +10,15 @@ import SwiftSyntaxMacros
 /// as it would for a stored property.
 ///
 /// - With an initial value (`var isFavorite = false`), the compiler passes that value to the
-///   `init` accessor in every initializer, so defaults reach the backing data. The type of an
-///   untyped property (`var count = 0`) is inferred from that value, as for `@Observable`.
-/// - A `T?` or `T!` without an initial value needs nothing special: the compiler calls its
-///   `init` accessor with `nil` in every initializer that does not assign it, as it
-///   default-initializes a stored Optional, so `nil` reaches the backing data. (`Optional<T>`
-///   spelled out must be assigned, exactly as without `@Model`.)
+///   `init` accessor at the start of every designated initializer; assignments in the
+///   initializer then go through the setter. A literal of a standard type (see
+///   `hasLiteralInitialValue`) is what the empty row holds already, so its accessor writes
+///   nothing; any other initial value (`UUID()`, `.now`) is written, per instance. The type
+///   of an untyped property (`var count = 0`) is inferred from that value, as for `@Observable`.
+/// - A `T?` or `T!` without an initial value is handed `nil` the same way, as a stored
+///   Optional is default-initialized; its accessor writes only a non-nil value (or into a
+///   backing data that exists already), so whatever the compiler passes is kept.
+///   (`Optional<T>` spelled out must be assigned, exactly as without `@Model`.)
 /// - Non-generic classes get a `_$keyPath_name` static holding the property's key path, which
 ///   the accessors and `schemaMetadata` use, so reading a property builds no key path.
 /// - `willSet`/`didSet` are rejected: the property is computed after expansion and SwiftData does
@@ -126,13 +129,35 @@ private struct PersistedProperty {
     /// Whether that class is generic (it cannot have static stored properties).
     let isInGenericClass: Bool
 
-    /// Whether the initial value is a literal (`false`, `0`, `-1.5`, `"text"`, `nil`,
-    /// `[]`, `[:]`): the same value for every instance, so the value `schemaMetadata`
-    /// records is the one each instance starts with. `Date.now` or `UUID()` are not.
+    /// Whether the initial value is a literal of a standard type (`false`, `0`, `-1.5`,
+    /// `"text"` for Bool, the integer and floating-point types, String and Decimal, or
+    /// an optional of one; `nil` for `T?`/`T!`; `[]`, `[:]` for any array or
+    /// dictionary; or any of these with no type written, which makes the type a
+    /// standard one): the same value for every instance, encoded as `schemaMetadata`'s
+    /// default is, so each instance starts with the value the empty row holds. A
+    /// literal of another type may run its own `init(…Literal:)` (a non-optional type
+    /// may even accept `nil`), and `Date.now` or `UUID()` differ per instance: those
+    /// are written.
     var hasLiteralInitialValue: Bool {
-        guard let value = decl.bindings.first?.initializer?.value else { return false }
-        return Self.isLiteral(value)
+        guard let binding = decl.bindings.first, let value = binding.initializer?.value, Self.isLiteral(value) else {
+            return false
+        }
+        guard let type = binding.typeAnnotation?.type else { return !value.is(NilLiteralExprSyntax.self) }
+        if value.is(ArrayExprSyntax.self) || value.is(DictionaryExprSyntax.self) {
+            let bare = type.unwrappedOptional
+            return bare.is(ArrayTypeSyntax.self) || bare.is(DictionaryTypeSyntax.self)
+        }
+        if value.is(NilLiteralExprSyntax.self) { return type.isOptional }
+        guard let name = type.unwrappedOptional.as(IdentifierTypeSyntax.self), name.genericArgumentClause == nil else {
+            return false
+        }
+        return Self.standardLiteralTypes.contains(name.name.text)
     }
+
+    private static let standardLiteralTypes: Set<String> = [
+        "Bool", "Int", "Int8", "Int16", "Int32", "Int64", "UInt", "UInt8", "UInt16", "UInt32", "UInt64",
+        "Double", "Float", "String", "Decimal",
+    ]
 
     /// `T?` or `T!` with no initial value: it starts as nil, as a stored optional does.
     var isOptionalWithoutInitialValue: Bool {

@@ -63,6 +63,46 @@ final class PersistedPropertyMacroTests: XCTestCase {
         )
     }
 
+    /// A literal of a type that is not a standard one may run its own
+    /// `init(…Literal:)`, so its `init` accessor still writes it.
+    func testLiteralOfAUserTypeIsWritten() {
+        assertMacroExpansion(
+            #"""
+            final class Trip {
+                @_PersistedProperty var kind: Kind = "road"
+            }
+            """#,
+            expandedSource: #"""
+            final class Trip {
+                var kind: Kind {
+                    @storageRestrictions(accesses: _$backingData, initializes: _kind)
+                    init(initialValue) {
+                        if _$backingData == nil {
+                            _$backingData = Trip.createBackingData()
+                        }
+                        _$backingData!.setValue(forKey: Trip._$keyPath_kind, to: initialValue)
+                        _kind = _SwiftDataNoType()
+                    }
+                    get {
+                        access(keyPath: Trip._$keyPath_kind)
+                        return self.getValue(forKey: Trip._$keyPath_kind)
+                    }
+                    set {
+                        withMutation(keyPath: Trip._$keyPath_kind) {
+                            self.setValue(forKey: Trip._$keyPath_kind, to: newValue)
+                        }
+                    }
+                }
+
+                @Transient private var _kind: _SwiftDataNoType
+
+                private static let _$keyPath_kind = \Trip.kind
+            }
+            """#,
+            macroSpecs: ["_PersistedProperty": MacroSpec(type: PersistedPropertyMacro.self)]
+        )
+    }
+
     /// The peer's `@Transient` is exempt from the "needs a default value" check.
     func testPeerStoragePassesTransientCheck() {
         assertMacroExpansion(

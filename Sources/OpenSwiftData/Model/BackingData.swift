@@ -40,18 +40,25 @@ protocol ModelBacking: AnyObject {
 }
 
 /// The non-generic root of our backing data: checking a model's backing data against
-/// it is one class comparison, where a check against `ModelBackingData<M>` looks the
-/// generic class's metadata up each time.
-class OurBackingData {}
+/// it is one class comparison and one field read, where a check against
+/// `ModelBackingData<M>` looks the generic class's metadata up each time.
+class OurBackingData {
+    /// `M` of the `ModelBackingData<M>` this is.
+    let modelType: ObjectIdentifier
+
+    init(modelType: ObjectIdentifier) {
+        self.modelType = modelType
+    }
+}
 
 final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, ModelBacking {
     typealias Model = M
 
     /// Where the values come from until first used.
     private enum State {
-        /// Made by `createBackingData()`: every model starts with one (it is a stored
-        /// property's default), and a model a context materializes replaces it at once,
-        /// so it makes no row until written.
+        /// Made by `createBackingData()` for a model its own initializer makes (the
+        /// first property initializer that writes, or the first use): it makes no row
+        /// until written.
         case fresh
         /// A stored row not read yet (a fault): read on first use from the table of the
         /// version it was fetched or saved in, so a fetch that only counts or passes
@@ -120,8 +127,9 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
     /// Related models per relationship, once resolved or assigned.
     private var related: [[any PersistentModel]?] = []
 
-    override init() {
+    init() {
         state = .fresh
+        super.init(modelType: ObjectIdentifier(M.self))
     }
 
     init(identifier: PersistentIdentifier, row: Row, generation: UInt64, context: ModelContext) {
@@ -134,6 +142,7 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         self.generation = generation
         self.context = context
         related = Array(repeating: nil, count: layout.relationships.count)
+        super.init(modelType: ObjectIdentifier(M.self))
     }
 
     /// A model over row `id` of `table`, read when first used.
@@ -143,6 +152,7 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         storedIdentifier = identifier
         self.generation = generation
         self.context = context
+        super.init(modelType: ObjectIdentifier(M.self))
     }
 
     /// Makes the values of a saved model a fault over its row in `table`, read when
@@ -279,8 +289,9 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
 
     private func setAttribute(_ i: Int, to value: Value) {
         prepare()
-        // Property initializers write their defaults, which the empty row holds already:
-        // skipping equal values spares the copy of a row shared with the layout.
+        // Initial values that are not literals (`UUID()`, `.now`) and writes of an
+        // unchanged value may equal what the row holds: skipping them spares the copy
+        // of a row shared with the layout.
         if !storedValues[i].isIdentical(to: value) { storedValues[i] = value }
         noteChange(slot: i)
     }

@@ -211,8 +211,8 @@ final class EntityLayout: @unchecked Sendable {
     }
 
     /// The slot behind `keyPath`, or a clear trap when the key path is not stored.
-    /// - Complexity: O(properties) for the key path objects `@Model` passes, O(1)
-    ///   expected for others.
+    /// - Complexity: O(properties) for the key path objects `@Model` passes; O(properties)
+    ///   plus a hash lookup for others.
     func slot(for keyPath: AnyKeyPath) -> Slot {
         let identity = ObjectIdentifier(keyPath)
         if let i = slotIdentities.firstIndex(of: identity) { return slotsInOrder[i] }

@@ -29,17 +29,19 @@ extension PersistentModel {
 
     /// The backing data as our class. A dynamic cast to it cost about 2,000
     /// instructions per property access through the `any ModelBacking` existential,
-    /// and a check of the exact generic class a metadata lookup each time; only our
-    /// backing data ever backs a model (contexts and `createBackingData()` make no
-    /// other), so checking for our non-generic base class is enough: the existential's
-    /// type, `any BackingData<Self>`, already fixes the model type. Another class is a
-    /// programming error, and traps with a clear message.
+    /// and a check of the exact generic class a metadata lookup each time. So: one
+    /// class check against our non-generic base, and the model type it records
+    /// compared with `Self` (which differs for a subclass of a `@Model` class that is
+    /// not `@Model` itself). Anything else is a programming error and traps with a
+    /// clear message.
     @inline(__always)
     var backing: ModelBackingData<Self> {
         let object: AnyObject = persistentBackingData
-        precondition(
-            object is OurBackingData,
-            "\(Self.self) is backed by \(Swift.type(of: object)); only the backing data OpenSwiftData makes is supported")
+        guard object is OurBackingData, unsafeDowncast(object, to: OurBackingData.self).modelType == ObjectIdentifier(Self.self)
+        else {
+            preconditionFailure(
+                "\(Self.self) is backed by \(Swift.type(of: object)); only the backing data OpenSwiftData makes for \(Self.self) is supported (is it a subclass of a @Model class without @Model?)")
+        }
         return unsafeDowncast(object, to: ModelBackingData<Self>.self)
     }
 

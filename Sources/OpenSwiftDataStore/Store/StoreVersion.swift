@@ -69,8 +69,8 @@ public struct StoreVersion: Sendable {
         guard !key.head.isNull, !key.tail.contains(where: \.isNull) else { return nil }
         var found: RowID?
         orderedIndexes[entity][uniqueTrees[entity][constraint]].tree.forEachEntry(tiedWith: key) { entry in
-            // Tied in index order is not always equal (`==`: strings tie when canonically
-            // equivalent): keep looking past those.
+            // Tied in index order is not always equal (`==`): two NaNs tie but differ, and
+            // so do some URLs; keep looking past those.
             guard entry.row != excluded, entry.indexKey == key else { return true }
             found = entry.row
             return false
