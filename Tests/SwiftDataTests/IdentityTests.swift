@@ -36,6 +36,18 @@ import Testing
         #expect(a.persistentModelID < b.persistentModelID)
         #expect(Set(decoded).count == 2)
         #expect(ModelContext(container).model(for: decoded[1]) is Trip)
+        // A decoded identifier (its own store and entity strings) finds the registered model.
+        let registered: Trip? = context.registeredModel(for: decoded[0])
+        #expect(registered === a)
+        #expect(Set([a.persistentModelID]).contains(decoded[0]))
+        // The same row key of another container's store is another identifier.
+        let other = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let elsewhere = ModelContext(other)
+        let c = Trip(name: "A", destination: "X")
+        elsewhere.insert(c)
+        try elsewhere.save()
+        #expect(c.persistentModelID != a.persistentModelID)
+        #expect(c.persistentModelID.hashValue == a.persistentModelID.hashValue)
     }
 
     @Test func oneObjectPerRowPerContext() throws {

@@ -285,8 +285,8 @@ struct FetchQuery<T: PersistentModel> {
                 return try box.evaluator.test(expression, row: row, id: id) ? .some(row) : nil
             }
         case .fallback:
-            test = { [context, layout, version, descriptor, entity] id in
-                let identifier = context.identifier(of: layout, row: id)
+            test = { [context, version, descriptor, entity] id in
+                let identifier = context.identifier(entity: entity, row: id)
                 let model = context.registry[identifier] as? T
                     ?? context.makeModel(T.self, identifier: identifier, entity: entity, row: nil, in: version) as! T
                 return try descriptor.predicate?.evaluate(model) ?? true ? .some(nil) : nil
@@ -314,8 +314,8 @@ struct FetchQuery<T: PersistentModel> {
     private var excludedRows: ((RowID) -> Bool)? {
         let deleted = context.deletedSet, changed = context.changed
         guard !deleted.isEmpty || !changed.isEmpty else { return nil }
-        return { [context, layout] id in
-            let identifier = context.identifier(of: layout, row: id)
+        return { [context, entity] id in
+            let identifier = context.identifier(entity: entity, row: id)
             return deleted.contains(identifier) || changed.contains(identifier)
         }
     }
@@ -414,7 +414,7 @@ struct FetchQuery<T: PersistentModel> {
 
     func identifier(of candidate: Candidate) -> PersistentIdentifier {
         if let model = candidate.model { return model.persistentModelID }
-        return context.identifier(of: layout, row: candidate.rowID!)
+        return context.identifier(entity: entity, row: candidate.rowID!)
     }
 
     /// The value in `slot` of a candidate, read from the table when its row was not.

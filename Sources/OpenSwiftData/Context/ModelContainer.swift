@@ -100,6 +100,9 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         }
         self.entityIndexes = indexes
         self.entityIndexesByName = byName
+        self.identifierScopes = givenSchema.layouts.map { [storeIdentifier] layout in
+            IdentifierScope(storeIdentifier: storeIdentifier, entityName: layout.name)
+        }
         self.compiledPredicates = Locked([:])
     }
 
@@ -171,6 +174,10 @@ public class ModelContainer: Equatable, @unchecked Sendable {
     func entityIndex(named name: String) -> Int? { entityIndexesByName[name] }
 
     func layout(at index: Int) -> EntityLayout { schema.layouts[index] }
+
+    /// The scope of the permanent identifiers of entity `index`, one per entity, so
+    /// identifiers of this container share it.
+    let identifierScopes: [IdentifierScope]
 
     /// Rejects types that cannot be stored, before any data is touched.
     private static func validate(_ schema: Schema) throws {

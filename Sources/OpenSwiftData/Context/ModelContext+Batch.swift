@@ -47,12 +47,12 @@ extension ModelContext {
             throw error.apiError
         }
         for id in rows {
-            guard let model = registry[identifier(of: query.layout, row: id)] else { continue }
+            guard let model = registry[identifier(entity: query.entity, row: id)] else { continue }
             refresh(model.modelBacking, entity: query.entity, with: nil, in: result.version ?? container.store.current)
         }
         NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
             NotificationKey.insertedIdentifiers.rawValue: [PersistentIdentifier](),
-            NotificationKey.updatedIdentifiers.rawValue: rows.map { identifier(of: query.layout, row: $0) },
+            NotificationKey.updatedIdentifiers.rawValue: rows.map { identifier(entity: query.entity, row: $0) },
             NotificationKey.deletedIdentifiers.rawValue: [PersistentIdentifier](),
             NotificationKey.queryGeneration.rawValue: result.generation,
         ])

@@ -71,7 +71,7 @@ extension ModelContext {
             let backing = model.modelBacking
             let temporary = EntityRow(entity: entity, id: RowID(backing.identifier.id.key))
             guard let rowID = result.assigned[temporary] else { continue }
-            let permanent = identifier(of: backing.layout, row: rowID)
+            let permanent = identifier(entity: entity, row: rowID)
             registry[backing.identifier] = nil
             if let displaced = registry[permanent], displaced !== model {
                 // Upsert onto a row this context already had: the inserted instance wins,

@@ -99,8 +99,9 @@ public class ModelContext: Equatable, SendableMetatype {
         registry[persistentModelID] as? T
     }
 
-    func identifier(of layout: EntityLayout, row id: RowID) -> PersistentIdentifier {
-        PersistentIdentifier(storeIdentifier: container.storeIdentifier, entityName: layout.name, key: id.rawValue)
+    /// The permanent identifier of row `id` of entity `entity`.
+    func identifier(entity: Int, row id: RowID) -> PersistentIdentifier {
+        PersistentIdentifier(scope: container.identifierScopes[entity], key: id.rawValue)
     }
 
     /// The registered model for a stored row, or a new one made from it and registered:
@@ -109,7 +110,7 @@ public class ModelContext: Equatable, SendableMetatype {
     /// A registered model without unsaved changes takes the newer stored values, so a
     /// context sees what other contexts saved.
     func materialize(_ layout: EntityLayout, entity: Int, id: RowID, row: Row?, in version: StoreVersion) -> any PersistentModel {
-        let identifier = identifier(of: layout, row: id)
+        let identifier = identifier(entity: entity, row: id)
         if let model = registry[identifier] {
             refresh(model.modelBacking, entity: entity, with: row, in: version)
             return model
@@ -157,7 +158,7 @@ public class ModelContext: Equatable, SendableMetatype {
         let version = container.store.current
         let table = version.tables[entity]
         return ids.compactMap { id in
-            if let model = registry[identifier(of: layout, row: id)] { return model }
+            if let model = registry[identifier(entity: entity, row: id)] { return model }
             guard table.contains(id) else { return nil }
             return materialize(layout, entity: entity, id: id, row: nil, in: version)
         }

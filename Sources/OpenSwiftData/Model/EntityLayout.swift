@@ -57,10 +57,13 @@ final class EntityLayout: @unchecked Sendable {
     private let slotsInOrder: [Slot]
     let uniqueness: [[Int]]
     let indices: [IndexDescription]
+    /// The scope of this entity's temporary identifiers (of no store).
+    let temporaryScope: IdentifierScope
 
     private init(modelType: any PersistentModel.Type) {
         self.modelType = modelType
         self.name = Self.entityName(of: modelType)
+        self.temporaryScope = IdentifierScope(storeIdentifier: nil, entityName: name)
         let (attributes, relationships) = Self.properties(of: modelType)
         self.attributes = attributes
         self.relationships = relationships

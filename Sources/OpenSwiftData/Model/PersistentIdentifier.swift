@@ -7,15 +7,24 @@ import Synchronization
 /// model's `persistentModelID` changes then, as on Apple platforms).
 public struct PersistentIdentifier: Hashable, Identifiable, Comparable, Codable, Sendable {
     public struct ID: Hashable, Sendable {
-        let storeIdentifier: String?
-        let entityName: String
+        /// The store and entity, shared by every identifier a container or layout makes.
+        let scope: IdentifierScope
         /// Positive: a permanent row; negative: a temporary one.
         let key: Int64
+
+        var storeIdentifier: String? { scope.storeIdentifier }
+        var entityName: String { scope.entityName }
 
         /// Hashes the row key only: contexts look identifiers up constantly, and
         /// hashing the two strings cost more than the rest of the lookup.
         public func hash(into hasher: inout Hasher) {
             hasher.combine(key)
+        }
+
+        /// Equal keys in the same scope object, or in scopes of equal strings (an
+        /// identifier decoded or made elsewhere has a scope of its own).
+        public static func == (lhs: ID, rhs: ID) -> Bool {
+            lhs.key == rhs.key && (lhs.scope === rhs.scope || lhs.scope.sameNames(as: rhs.scope))
         }
     }
 
@@ -27,13 +36,17 @@ public struct PersistentIdentifier: Hashable, Identifiable, Comparable, Codable,
     public var isTemporary: Bool { id.key < 0 }
 
     init(storeIdentifier: String?, entityName: String, key: Int64) {
-        self.id = ID(storeIdentifier: storeIdentifier, entityName: entityName, key: key)
+        self.init(scope: IdentifierScope(storeIdentifier: storeIdentifier, entityName: entityName), key: key)
     }
 
-    /// A fresh temporary identifier, unique in the process.
-    static func temporary(entityName: String) -> PersistentIdentifier {
+    init(scope: IdentifierScope, key: Int64) {
+        self.id = ID(scope: scope, key: key)
+    }
+
+    /// A fresh temporary identifier in `scope` (of no store), unique in the process.
+    static func temporary(in scope: IdentifierScope) -> PersistentIdentifier {
         let key = temporaryCounter.add(1, ordering: .relaxed).newValue
-        return PersistentIdentifier(storeIdentifier: nil, entityName: entityName, key: -key)
+        return PersistentIdentifier(scope: scope, key: -key)
     }
 
     private static let temporaryCounter = Atomic<Int64>(0)
@@ -70,5 +83,24 @@ extension PersistentIdentifier: CustomStringConvertible {
     /// `t` marks a temporary identifier, `p` a permanent one, as SwiftData prints them.
     public var description: String {
         "\(entityName)/\(isTemporary ? "t" : "p")\(abs(id.key))"
+    }
+}
+
+/// The store and entity of identifiers, held once and shared: an identifier is then a
+/// reference and a row key (16 bytes, one retain to copy), where two strings made it 40
+/// bytes with two retains, in every registry entry and list of a context. Containers
+/// make one per entity and layouts one for temporary identifiers; identifiers from
+/// elsewhere (decoded ones) have their own, and compare by their strings.
+final class IdentifierScope: Sendable {
+    let storeIdentifier: String?
+    let entityName: String
+
+    init(storeIdentifier: String?, entityName: String) {
+        self.storeIdentifier = storeIdentifier
+        self.entityName = entityName
+    }
+
+    func sameNames(as other: IdentifierScope) -> Bool {
+        entityName == other.entityName && storeIdentifier == other.storeIdentifier
     }
 }

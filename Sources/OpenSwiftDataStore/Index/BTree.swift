@@ -36,12 +36,15 @@ public struct BTree: Sendable {
 
     static let capacity = 64
 
+    /// A node's arrays skip dynamic exclusivity checks: a node is mutated only by the
+    /// one writer that holds it uniquely (copy-on-write along the path), and readers
+    /// of a published version never mutate it.
     final class Node: @unchecked Sendable {
         /// Leaf: the entries. Internal: empty.
-        var entries: [Entry]
+        @exclusivity(unchecked) var entries: [Entry]
         /// Internal: `separators[i]` is the smallest entry of `children[i + 1]`.
-        var separators: [Entry]
-        var children: [Node]
+        @exclusivity(unchecked) var separators: [Entry]
+        @exclusivity(unchecked) var children: [Node]
 
         init(entries: [Entry] = [], separators: [Entry] = [], children: [Node] = []) {
             self.entries = entries
