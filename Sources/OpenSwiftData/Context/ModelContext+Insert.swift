@@ -48,7 +48,7 @@ extension ModelContext {
     /// autosave, which would call `save()` again.
     func insertReachableModels() {
         var roots: [any PersistentModel] = []
-        for id in inserted + changed {
+        for id in [inserted, Array(changed)].joined() {
             guard let model = registry[id] else { continue }
             let backing = model.modelBacking
             for j in backing.layout.relationships.indices {

@@ -153,9 +153,12 @@ extension ModelContext {
     }
 
     private func validateRelationshipCounts(excluding doomed: Set<ObjectIdentifier>) throws {
-        for id in inserted + changed {
+        // Most schemas have no rule to check: then no model is looked at.
+        guard container.schema.layouts.contains(where: \.hasRelationshipCountRules) else { return }
+        for id in [inserted, Array(changed)].joined() {
             guard let model = registry[id], !doomed.contains(ObjectIdentifier(model)) else { continue }
             let backing = model.modelBacking
+            guard backing.layout.hasRelationshipCountRules else { continue }
             for (j, relationship) in backing.layout.relationships.enumerated() {
                 if !relationship.isToMany {
                     if !relationship.isOptional, backing.relatedModels(j).isEmpty {

@@ -59,6 +59,9 @@ final class EntityLayout: @unchecked Sendable {
     let indices: [IndexDescription]
     /// The scope of this entity's temporary identifiers (of no store).
     let temporaryScope: IdentifierScope
+    /// Whether a save must count this entity's relationships: a non-optional to-one,
+    /// or a to-many with a minimum or maximum model count.
+    private(set) var hasRelationshipCountRules = false
 
     private init(modelType: any PersistentModel.Type) {
         self.modelType = modelType
@@ -88,6 +91,9 @@ final class EntityLayout: @unchecked Sendable {
             return slotList.count == paths.count ? IndexDescription(kind: isRTree ? .rtree : .binary, slots: slotList) : nil
         }
         for j in relationships.indices { self.relationships[j].inverse = Self.inverse(of: relationships[j], in: modelType) }
+        hasRelationshipCountRules = relationships.contains {
+            $0.isToMany ? ($0.minimumModelCount > 0 || $0.maximumModelCount > 0) : !$0.isOptional
+        }
         emptyRow = attributes.map { $0.defaultValue ?? .null } + relationships.map { $0.isToMany ? .references([]) : .null }
         emptyRelated = relationships.map { $0.isToMany ? [] : nil }
     }
