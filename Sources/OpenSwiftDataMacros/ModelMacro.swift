@@ -12,10 +12,9 @@ import SwiftSyntaxMacros
 ///   data is made by the first property initializer that writes (or first use), not as
 ///   a default value: a default would run in `init(backingData:)` too, making a backing
 ///   data for every fetched model only to drop it. (Initial values that are not standard
-///   literals, such as `UUID()`, still write, and so still make one there.) The
-///   Observation plumbing is what we
-///   generate ourselves instead of nesting `@Observable` so that reads and writes are
-///   observed exactly once, around the backing data. The registrar is made by the first
+///   literals, such as `UUID()`, still write, and so still make one there.) We generate
+///   the Observation plumbing ourselves instead of nesting `@Observable`, so that reads
+///   and writes are observed exactly once, around the backing data. The registrar is made by the first
 ///   read (the only way an observer can register), so a model nobody reads, such as one
 ///   inserted and saved, never pays its two allocations; a write before any read has
 ///   nobody to notify and skips it. Models are not `Sendable`, so the check-then-create

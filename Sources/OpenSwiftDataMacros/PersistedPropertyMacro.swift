@@ -16,8 +16,8 @@ import SwiftSyntaxMacros
 ///   nothing; any other initial value (`UUID()`, `.now`) is written, per instance. The type
 ///   of an untyped property (`var count = 0`) is inferred from that value, as for `@Observable`.
 /// - A `T?` or `T!` without an initial value is handed `nil` the same way, as a stored
-///   Optional is default-initialized; its accessor writes only a non-nil value (or into a
-///   backing data that exists already), so whatever the compiler passes is kept.
+///   Optional is default-initialized; its accessor writes only a non-nil value (the empty
+///   row holds nil), so whatever the compiler passes is kept.
 ///   (`Optional<T>` spelled out must be assigned, exactly as without `@Model`.)
 /// - Non-generic classes get a `_$keyPath_name` static holding the property's key path, which
 ///   the accessors and `schemaMetadata` use, so reading a property builds no key path.
@@ -46,8 +46,8 @@ extension PersistedPropertyMacro: AccessorMacro {
         // backing data already holds: its `init` accessor, which runs at the start of
         // every designated initializer (`init(backingData:)` included), writes nothing,
         // so a fetched model makes no backing data only to replace it.
-        // An optional without one starts as nil in the same way; its accessor still
-        // writes any other value it is given.
+        // An optional without one starts as nil in the same way (the empty row holds
+        // nil for it); its accessor writes only a non-nil value it is given.
         let initAccessor: AccessorDeclSyntax = property.hasLiteralInitialValue
             ? """
             @storageRestrictions(initializes: \(raw: storage))
@@ -59,10 +59,10 @@ extension PersistedPropertyMacro: AccessorMacro {
             ? """
             @storageRestrictions(accesses: _$backingData, initializes: \(raw: storage))
             init(initialValue) {
-                if initialValue != nil, _$backingData == nil {
-                    _$backingData = \(raw: property.type).createBackingData()
-                }
-                if _$backingData != nil {
+                if initialValue != nil {
+                    if _$backingData == nil {
+                        _$backingData = \(raw: property.type).createBackingData()
+                    }
                     _$backingData!.setValue(forKey: \(raw: keyPath), to: initialValue)
                 }
                 \(raw: storage) = _SwiftDataNoType()

@@ -94,10 +94,10 @@ final class ModelMacroTests: XCTestCase {
                 var notes: String? {
                     @storageRestrictions(accesses: _$backingData, initializes: _notes)
                     init(initialValue) {
-                        if initialValue != nil, _$backingData == nil {
-                            _$backingData = Trip.createBackingData()
-                        }
-                        if _$backingData != nil {
+                        if initialValue != nil {
+                            if _$backingData == nil {
+                                _$backingData = Trip.createBackingData()
+                            }
                             _$backingData!.setValue(forKey: Trip._$keyPath_notes, to: initialValue)
                         }
                         _notes = _SwiftDataNoType()
@@ -138,10 +138,10 @@ final class ModelMacroTests: XCTestCase {
                 var living: LivingAccommodation? {
                     @storageRestrictions(accesses: _$backingData, initializes: _living)
                     init(initialValue) {
-                        if initialValue != nil, _$backingData == nil {
-                            _$backingData = Trip.createBackingData()
-                        }
-                        if _$backingData != nil {
+                        if initialValue != nil {
+                            if _$backingData == nil {
+                                _$backingData = Trip.createBackingData()
+                            }
                             _$backingData!.setValue(forKey: Trip._$keyPath_living, to: initialValue)
                         }
                         _living = _SwiftDataNoType()

@@ -160,7 +160,6 @@ import Testing
             #expect(IndexKey.compare(ka, prefix: b).signum() == reference(a, b).signum(), "\(a) vs prefix \(b)")
             // Equality is Value's (NaN is not equal to itself).
             #expect(ka.values.elementsEqual(a) == a.elementsEqual(a))
-            #expect(ka.equals(b) == (a == b))
             #expect((ka == kb) == (a == b))
         }
         #expect(IndexKey([.int(1), .string("x")]).partsEqual(IndexKey([.int(2), .string("x")]), in: 1..<2))

@@ -53,8 +53,8 @@ final class EntityLayout: @unchecked Sendable {
     /// The same slots by key path object, searched in declaration order: `@Model`'s
     /// accessors pass the key path objects `schemaMetadata` lists, and comparing a few
     /// identities is cheaper than hashing a key path, or even an identifier.
+    /// (Attributes first, then relationships, so a position is its slot.)
     private let slotIdentities: [ObjectIdentifier]
-    private let slotsInOrder: [Slot]
     let uniqueness: [[Int]]
     let indices: [IndexDescription]
     /// The scope of this entity's temporary identifiers (of no store).
@@ -75,7 +75,6 @@ final class EntityLayout: @unchecked Sendable {
         for (j, r) in relationships.enumerated() { slots[r.keyPath] = .relationship(j) }
         self.slots = slots
         self.slotIdentities = attributes.map { ObjectIdentifier($0.keyPath) } + relationships.map { ObjectIdentifier($0.keyPath) }
-        self.slotsInOrder = attributes.indices.map { Slot.attribute($0) } + relationships.indices.map { Slot.relationship($0) }
         let attributeIndex = { (kp: AnyKeyPath) -> Int? in
             if case let .attribute(i) = slots[kp] { return i }
             return nil
@@ -224,7 +223,9 @@ final class EntityLayout: @unchecked Sendable {
     ///   plus a hash lookup for others.
     func slot(for keyPath: AnyKeyPath) -> Slot {
         let identity = ObjectIdentifier(keyPath)
-        if let i = slotIdentities.firstIndex(of: identity) { return slotsInOrder[i] }
+        if let i = slotIdentities.firstIndex(of: identity) {
+            return i < attributes.count ? .attribute(i) : .relationship(i - attributes.count)
+        }
         guard let slot = slots[keyPath] else {
             preconditionFailure("\(keyPath) is not a stored property of the model \(name)")
         }

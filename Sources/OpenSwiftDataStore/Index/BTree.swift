@@ -138,8 +138,7 @@ public struct BTree: Sendable {
         if root.isEmpty { root = Node() }
     }
 
-    /// Searched through a buffer pointer, as scans do: separators are compared in
-    /// place, not copied (a copy retains and releases the key's storage).
+    /// The child whose range holds `entry`, by the same binary search scans use.
     private static func childIndex(for entry: Entry, in node: Node) -> Int {
         node.separators.withUnsafeBufferPointer { separators in
             firstIndex(in: separators.count) { less(entry, separators[$0]) }

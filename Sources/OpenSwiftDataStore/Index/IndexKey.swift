@@ -40,11 +40,6 @@ public struct IndexKey: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { values.description }
 
-    /// Whether this key's values equal `values` as `Value`s (`==`).
-    public func equals(_ values: [Value]) -> Bool {
-        values.count == count && values[0] == head && tail.elementsEqual(values.dropFirst())
-    }
-
     /// Whether the parts in `range` equal those of `other`.
     public func partsEqual(_ other: IndexKey, in range: Range<Int>) -> Bool {
         range.allSatisfy { self[$0] == other[$0] }
