@@ -13,13 +13,13 @@ import Testing
         }
     }
 
-    static func entries(_ tree: BTree, from lower: BTree.Bound? = nil, to upper: BTree.Bound? = nil, reverse: Bool = false) -> Model {
+    static func entries(_ tree: BTree<IndexKey>, from lower: IndexBound? = nil, to upper: IndexBound? = nil, reverse: Bool = false) -> Model {
         var out: Model = []
-        tree.scan(from: lower, to: upper, reverse: reverse) { out.append(($0.key, $0.row)); return true }
+        tree.scan(from: lower, to: upper, reverse: reverse) { out.append(($0.key.values, $0.row)); return true }
         return out
     }
 
-    static func matches(_ key: [Value], _ bound: BTree.Bound, above: Bool) -> Bool {
+    static func matches(_ key: [Value], _ bound: IndexBound, above: Bool) -> Bool {
         for (i, part) in bound.prefix.enumerated() {
             if key[i] == part { continue }
             return above ? part < key[i] : key[i] < part
@@ -30,7 +30,7 @@ import Testing
     @Test(arguments: [1, 2, 3, 4])
     func randomizedInsertsRemovesAndScans(seed: UInt64) {
         var rng = SplitMix(seed: seed)
-        var tree = BTree()
+        var tree = BTree<IndexKey>()
         var model: Model = []
         var nextRow: Int64 = 1
         for step in 0..<6_000 {
@@ -56,8 +56,8 @@ import Testing
         for _ in 0..<300 {
             let a = Int64.random(in: -5..<205, using: &rng), b = Int64.random(in: -5..<205, using: &rng)
             let lowerPrefix: [Value] = Bool.random(using: &rng) ? [.int(min(a, b))] : [.int(min(a, b)), .string("b")]
-            let lower = BTree.Bound(lowerPrefix, inclusive: Bool.random(using: &rng))
-            let upper = BTree.Bound([.int(max(a, b))], inclusive: Bool.random(using: &rng))
+            let lower = IndexBound(lowerPrefix, inclusive: Bool.random(using: &rng))
+            let upper = IndexBound([.int(max(a, b))], inclusive: Bool.random(using: &rng))
             let useLower = Bool.random(using: &rng), useUpper = Bool.random(using: &rng)
             let want = expected.filter {
                 (!useLower || Self.matches($0.key, lower, above: true)) && (!useUpper || Self.matches($0.key, upper, above: false))
@@ -74,7 +74,7 @@ import Testing
     /// keys absent from the tree, and stopping early.
     @Test func tiedEntriesAreVisitedInRowOrderAcrossLeaves() {
         var rng = SplitMix(seed: 21)
-        var tree = BTree()
+        var tree = BTree<IndexKey>()
         var model: Model = []
         for row in 1...4_000 {
             // Key 7 is a quarter of the rows; the others are spread over 0..<60 in steps of 2.
@@ -85,7 +85,7 @@ import Testing
         for probe in [Int64(-1), 0, 7, 8, 31, 58, 59, 100] {
             var visited: [RowID] = []
             tree.forEachEntry(tiedWith: IndexKey(.int(probe))) { entry in
-                #expect(entry.indexKey == IndexKey(.int(probe)))
+                #expect(entry.key == IndexKey(.int(probe)))
                 visited.append(entry.row)
                 return true
             }
@@ -102,7 +102,7 @@ import Testing
         var model: Model = []
         for row in 1...5_000 { model.append(([.double(Double.random(in: -1...1, using: &rng))], RowID(Int64(row)))) }
         let sorted = Self.sorted(model)
-        var tree = BTree(sorted: sorted.map { BTree.Entry(key: $0.key, row: $0.row) })
+        var tree = BTree(sorted: sorted.map { BTree<IndexKey>.Entry(key: IndexKey($0.key), row: $0.row) })
         tree._checkInvariants()
         #expect(Self.entries(tree).map(\.row) == sorted.map(\.row))
         tree.insert([Value.double(2)], row: RowID(9_999))
@@ -113,7 +113,7 @@ import Testing
     }
 
     @Test func copiesAreIndependent() {
-        var original = BTree()
+        var original = BTree<IndexKey>()
         for i in 0..<1_000 { original.insert([.int(Int64(i))], row: RowID(Int64(i + 1))) }
         var copy = original
         for i in 0..<500 { copy.remove([.int(Int64(i))], row: RowID(Int64(i + 1))) }
@@ -123,12 +123,12 @@ import Testing
         #expect(Self.entries(original).first?.row == RowID(1))
         #expect(Self.entries(copy).first?.row == RowID(5_000))
         var stopped: [RowID] = []
-        original.scan(from: .init([.int(10)], inclusive: true)) { stopped.append($0.row); return stopped.count < 3 }
+        original.scan(from: IndexBound([.int(10)], inclusive: true), to: nil) { stopped.append($0.row); return stopped.count < 3 }
         #expect(stopped == [RowID(11), RowID(12), RowID(13)])
     }
 
     @Test func nanSortsAboveNumbersWithoutBreakingSearch() {
-        var tree = BTree()
+        var tree = BTree<IndexKey>()
         tree.insert([.double(.nan)], row: RowID(1))
         tree.insert([.double(1)], row: RowID(2))
         tree.insert([.double(-1)], row: RowID(3))

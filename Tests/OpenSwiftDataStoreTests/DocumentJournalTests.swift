@@ -24,7 +24,7 @@ import Testing
         #expect(reopened.current.generation == 6)
         // Indexes are rebuilt: the unique key and the ordered index find rows.
         #expect(reopened.current.lookup(unique: [.string("item-6")], constraint: 0, of: 0) != nil)
-        #expect(reopened.current.orderedIndexes[0][0].tree.count == reopened.current.tables[0].count)
+        #expect(reopened.current.orderedIndexes[0][0].count == reopened.current.tables[0].count)
         reopened.current._checkInvariants()
     }
 
@@ -33,7 +33,7 @@ import Testing
         version.orderedIndexes.map { indexes in
             indexes.map { index in
                 var entries: [String] = []
-                index.tree.scan { entry in
+                index.scan { entry in
                     entries.append("\(entry.key) \(entry.row)")
                     return true
                 }

@@ -36,7 +36,7 @@ struct FetchQuery<T: PersistentModel> {
     struct IndexPlan {
         var index: Int
         var slots: [Int]
-        var ranges: [(lower: BTree.Bound?, upper: BTree.Bound?)]
+        var ranges: [(lower: IndexBound?, upper: IndexBound?)]
         var lookup: FetchExplanation.IndexLookup
         /// Whether walking the ranges yields rows in `sortBy` order.
         var providesOrder = false
@@ -214,11 +214,11 @@ struct FetchQuery<T: PersistentModel> {
             var boundary: IndexKey?
             var matched = 0
             var held: [(id: RowID, row: Row?)] = []
-            let tree = version.orderedIndexes[entity][plan.index].tree
+            let index = version.orderedIndexes[entity][plan.index]
             for range in plan.ranges {
                 var stop = false
-                try tree.scan(from: range.lower, to: range.upper, reverse: plan.reverse) { entry in
-                    if let boundary, !entry.indexKey.partsEqual(boundary, in: plan.orderSlotsRange) {
+                try index.scan(from: range.lower, to: range.upper, reverse: plan.reverse) { entry in
+                    if let boundary, !entry.key.partsEqual(boundary, in: plan.orderSlotsRange) {
                         stop = true
                         return false
                     }
@@ -227,7 +227,7 @@ struct FetchQuery<T: PersistentModel> {
                     if reorders { held.append((entry.row, row)) } else { try body(entry.row, row) }
                     matched += 1
                     if boundary == nil, let needed, matched >= needed {
-                        boundary = entry.indexKey
+                        boundary = entry.key
                     }
                     return true
                 }
@@ -323,9 +323,9 @@ struct FetchQuery<T: PersistentModel> {
     /// Entries in the plan's ranges, counted up to a cap (an estimate for `explain`).
     func estimate(_ plan: IndexPlan, cap: Int = 100_000) -> Int {
         var count = 0
-        let tree = version.orderedIndexes[entity][plan.index].tree
+        let index = version.orderedIndexes[entity][plan.index]
         for range in plan.ranges where count < cap {
-            tree.scan(from: range.lower, to: range.upper) { _ in
+            index.scan(from: range.lower, to: range.upper) { _ in
                 count += 1
                 return count < cap
             }

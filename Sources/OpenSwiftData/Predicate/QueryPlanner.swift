@@ -20,8 +20,8 @@ struct QueryPlanner<T: PersistentModel> {
 
     private struct Terms {
         var equal: [Int: Value] = [:]
-        var lower: [Int: BTree.Bound] = [:]
-        var upper: [Int: BTree.Bound] = [:]
+        var lower: [Int: IndexBound] = [:]
+        var upper: [Int: IndexBound] = [:]
         var inList: [Int: [Value]] = [:]
     }
 
@@ -67,28 +67,28 @@ struct QueryPlanner<T: PersistentModel> {
         }
         let k = prefix.count
         if k == slots.count {
-            let bound = BTree.Bound(prefix, inclusive: true)
+            let bound = IndexBound(prefix, inclusive: true)
             return Candidate(plan: .init(index: i, slots: slots, ranges: [(bound, bound)], lookup: .equality), equalityPrefix: k, score: 4 * k)
         }
         let next = slots[k]
         if let values = terms.inList[next] {
             var distinct: [Value] = []
             for value in values.sorted() where distinct.last != value { distinct.append(value) }
-            let ranges = distinct.map { value -> (BTree.Bound?, BTree.Bound?) in
-                let bound = BTree.Bound(prefix + [value], inclusive: true)
+            let ranges = distinct.map { value -> (IndexBound?, IndexBound?) in
+                let bound = IndexBound(prefix + [value], inclusive: true)
                 return (bound, bound)
             }
             return Candidate(plan: .init(index: i, slots: slots, ranges: ranges, lookup: .inList(distinct.count)), equalityPrefix: k, score: 4 * k + 2)
         }
         if terms.lower[next] != nil || terms.upper[next] != nil {
-            let lower = terms.lower[next].map { BTree.Bound(prefix + $0.prefix, inclusive: $0.inclusive) }
-                ?? (k > 0 ? BTree.Bound(prefix, inclusive: true) : nil)
-            let upper = terms.upper[next].map { BTree.Bound(prefix + $0.prefix, inclusive: $0.inclusive) }
-                ?? (k > 0 ? BTree.Bound(prefix, inclusive: true) : nil)
+            let lower = terms.lower[next].map { IndexBound(prefix + $0.prefix, inclusive: $0.inclusive) }
+                ?? (k > 0 ? IndexBound(prefix, inclusive: true) : nil)
+            let upper = terms.upper[next].map { IndexBound(prefix + $0.prefix, inclusive: $0.inclusive) }
+                ?? (k > 0 ? IndexBound(prefix, inclusive: true) : nil)
             return Candidate(plan: .init(index: i, slots: slots, ranges: [(lower, upper)], lookup: .range), equalityPrefix: k, score: 4 * k + 1)
         }
         guard k > 0 else { return nil }
-        let bound = BTree.Bound(prefix, inclusive: true)
+        let bound = IndexBound(prefix, inclusive: true)
         return Candidate(plan: .init(index: i, slots: slots, ranges: [(bound, bound)], lookup: .equality), equalityPrefix: k, score: 4 * k)
     }
 
@@ -128,8 +128,8 @@ struct QueryPlanner<T: PersistentModel> {
                 bound(slot, op.flipped, value, &terms)
             }
         case let .inRange(.attribute(.root, _, slot), .constant(lower), .constant(upper), closed):
-            terms.lower[slot] = BTree.Bound([lower], inclusive: true)
-            terms.upper[slot] = BTree.Bound([upper], inclusive: closed)
+            terms.lower[slot] = IndexBound([lower], inclusive: true)
+            terms.upper[slot] = IndexBound([upper], inclusive: closed)
         case let .contains(.constant(.array(values)), .attribute(.root, _, slot)):
             terms.inList[slot] = values
         default:
@@ -144,10 +144,10 @@ struct QueryPlanner<T: PersistentModel> {
 
     private func bound(_ slot: Int, _ op: QueryExpression.ComparisonOperator, _ value: Value, _ terms: inout Terms) {
         switch op {
-        case .greaterThan: terms.lower[slot] = BTree.Bound([value], inclusive: false)
-        case .greaterThanOrEqual: terms.lower[slot] = BTree.Bound([value], inclusive: true)
-        case .lessThan: terms.upper[slot] = BTree.Bound([value], inclusive: false)
-        case .lessThanOrEqual: terms.upper[slot] = BTree.Bound([value], inclusive: true)
+        case .greaterThan: terms.lower[slot] = IndexBound([value], inclusive: false)
+        case .greaterThanOrEqual: terms.lower[slot] = IndexBound([value], inclusive: true)
+        case .lessThan: terms.upper[slot] = IndexBound([value], inclusive: false)
+        case .lessThanOrEqual: terms.upper[slot] = IndexBound([value], inclusive: true)
         }
     }
 }

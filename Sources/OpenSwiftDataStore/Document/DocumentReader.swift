@@ -247,38 +247,31 @@ public struct DocumentReader {
 
         // Ordered indexes: the snapshot's order (checked) merged with the rows the
         // journal touched (sorted); entities without a stored order are sorted whole.
-        var indexOrders: [[[BTree.Entry]]] = []
+        var indexes: [[OrderedIndex]] = []
         for (e, entity) in schema.entities.enumerated() {
-            var perIndex: [[BTree.Entry]] = []
-            for (i, slots) in entity.orderedIndexSlots.enumerated() {
-                guard let order = orders[e][i] else {
-                    perIndex.append(IndexOrder.sorted(tables[e], slots: slots))
-                    continue
-                }
+            indexes.append(entity.orderedIndexSlots.enumerated().map { i, slots in
                 // The order is derived data: one that does not check out (another build's
                 // comparison, say) is rebuilt by sorting rather than refused.
-                perIndex.append(
-                    IndexOrder.merged(order, table: tables[e], slots: slots, touched: touched[e])
-                        ?? IndexOrder.sorted(tables[e], slots: slots))
-            }
-            indexOrders.append(perIndex)
+                orders[e][i].flatMap { OrderedIndex(slots: slots, of: entity, table: tables[e], order: $0, touched: touched[e]) }
+                    ?? OrderedIndex(slots: slots, of: entity, table: tables[e])
+            })
         }
 
         var finalSchema = schema
         if let placement, let expected {
             var placed = tables
-            var placedOrders = indexOrders
+            var placedIndexes = indexes
             for (documentIndex, applicationIndex) in placement.enumerated() {
                 placed[applicationIndex] = tables[documentIndex]
-                placedOrders[applicationIndex] = indexOrders[documentIndex]
+                placedIndexes[applicationIndex] = indexes[documentIndex]
             }
             tables = placed
-            indexOrders = placedOrders
+            indexes = placedIndexes
             finalSchema = expected
         }
         return Contents(
             path: path, formatMajor: header.major, formatMinor: header.minor, snapshotGeneration: header.generation,
-            version: StoreVersion(schema: finalSchema, tables: tables, generation: generation, orderedEntries: indexOrders),
+            version: StoreVersion(schema: finalSchema, tables: tables, generation: generation, orderedIndexes: indexes),
             snapshotLength: snapshotLength, journalLength: offset - snapshotLength, journalFrames: journalFrames,
             validLength: offset, tornTail: tornTail, frames: frames, blobs: blobs,
             needsRewrite: placement != nil)

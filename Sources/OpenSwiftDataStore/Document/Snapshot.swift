@@ -59,10 +59,10 @@ enum Snapshot {
         // Each ordered index's rows in index order, so an open needs no sort.
         for (e, indexes) in version.orderedIndexes.enumerated() {
             for (i, index) in indexes.enumerated() {
-                var rows = ByteWriter(capacity: index.tree.count * 3 + 16)
+                var rows = ByteWriter(capacity: index.count * 3 + 16)
                 var count = 0
                 var previous: Int64 = 0
-                index.tree.scan { entry in
+                index.scan { entry in
                     rows.signed(entry.row.rawValue - previous)
                     previous = entry.row.rawValue
                     count += 1

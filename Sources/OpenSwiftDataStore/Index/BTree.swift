@@ -1,6 +1,6 @@
 import Foundation
 
-/// A persistent B+-tree: an ordered multimap from index keys to rows.
+/// A persistent B+-tree: an ordered multimap from keys to rows.
 ///
 /// Entries (a key and the row that holds it) live in leaves, ordered by key and
 /// then by row, so duplicate keys are allowed and equal keys keep row order.
@@ -8,33 +8,34 @@ import Foundation
 /// path, so a store version that publishes a changed index shares every node the
 /// commit did not touch. Deletions leave nodes underfull rather than rebalancing;
 /// a bulk build (`init(sorted:)`) packs them again.
-public struct BTree: Sendable {
+///
+/// The key type is a parameter so an index over one number stores 16-byte entries
+/// compared as integers (`PackedKey`), and only compound or unusual keys pay for
+/// `IndexKey`'s enum comparisons.
+public struct BTree<Key: BTreeKey>: Sendable {
     public struct Entry: Sendable {
-        public var indexKey: IndexKey
+        public var key: Key
         public var row: RowID
-        public init(key: IndexKey, row: RowID) {
-            self.indexKey = key
+        @inline(__always)
+        public init(key: Key, row: RowID) {
+            self.key = key
             self.row = row
         }
-        public init(key: [Value], row: RowID) {
-            self.init(key: IndexKey(key), row: row)
-        }
-        /// The key's values as an array (allocates; for tools and tests).
-        public var key: [Value] { indexKey.values }
     }
 
-    /// One end of a key range, compared on the first `prefix.count` key parts, so
-    /// a range can constrain a prefix of a compound key.
-    public struct Bound: Sendable, Hashable {
-        public var prefix: [Value]
+    /// One end of a key range: `compare` says how a key lies against the bound
+    /// (negative below, zero tied, positive above), so a range can constrain a
+    /// prefix of a compound key or compare keys with values of another kind.
+    public struct Bound {
+        public var compare: (Key) -> Int
         public var inclusive: Bool
-        public init(_ prefix: [Value], inclusive: Bool) {
-            self.prefix = prefix
+        public init(inclusive: Bool, compare: @escaping (Key) -> Int) {
+            self.compare = compare
             self.inclusive = inclusive
         }
     }
 
-    static let capacity = 64
+    @inline(__always) static var capacity: Int { 64 }
 
     /// A node's arrays skip dynamic exclusivity checks: a node is mutated only by the
     /// one writer that holds it uniquely (copy-on-write along the path), and readers
@@ -88,24 +89,24 @@ public struct BTree: Sendable {
 
     // MARK: Order
 
-    /// The index order: values by `Value`'s `<` (`Value.indexCompare`), then rows.
+    /// The index order: keys, then rows.
     @inline(__always)
     static func less(_ a: Entry, _ b: Entry) -> Bool {
-        let c = IndexKey.compare(a.indexKey, b.indexKey)
+        let c = Key.compare(a.key, b.key)
         return c != 0 ? c < 0 : a.row < b.row
     }
 
     /// Whether `entry` lies above `bound` (at or above when inclusive).
     @inline(__always)
     static func isAbove(_ entry: Entry, _ bound: Bound) -> Bool {
-        let c = IndexKey.compare(entry.indexKey, prefix: bound.prefix)
+        let c = bound.compare(entry.key)
         return c > 0 || (c == 0 && bound.inclusive)
     }
 
     /// Whether `entry` lies below `bound` (at or below when inclusive).
     @inline(__always)
     static func isBelow(_ entry: Entry, _ bound: Bound) -> Bool {
-        let c = IndexKey.compare(entry.indexKey, prefix: bound.prefix)
+        let c = bound.compare(entry.key)
         return c < 0 || (c == 0 && bound.inclusive)
     }
 
@@ -113,7 +114,7 @@ public struct BTree: Sendable {
 
     /// Adds an entry.
     /// - Complexity: O(log n); copies the nodes on one path when they are shared.
-    public mutating func insert(_ key: IndexKey, row: RowID) {
+    public mutating func insert(_ key: Key, row: RowID) {
         if !isKnownUniquelyReferenced(&root) { root = root.copy() }
         if let (separator, right) = Self.insert(Entry(key: key, row: row), into: root) {
             root = Node(separators: [separator], children: [root, right])
@@ -121,17 +122,9 @@ public struct BTree: Sendable {
         count += 1
     }
 
-    /// Adds an entry for the key of `values`.
-    /// - Complexity: O(log n)
-    public mutating func insert(_ values: [Value], row: RowID) { insert(IndexKey(values), row: row) }
-
-    /// Removes the entry for the key of `values` and `row`, if present.
-    /// - Complexity: O(log n)
-    public mutating func remove(_ values: [Value], row: RowID) { remove(IndexKey(values), row: row) }
-
     /// Removes the entry for `key` and `row`, if present.
     /// - Complexity: O(log n)
-    public mutating func remove(_ key: IndexKey, row: RowID) {
+    public mutating func remove(_ key: Key, row: RowID) {
         if !isKnownUniquelyReferenced(&root) { root = root.copy() }
         if Self.remove(Entry(key: key, row: row), from: root) { count -= 1 }
         while !root.isLeaf, root.children.count == 1 { root = root.children[0] }
@@ -198,7 +191,7 @@ public struct BTree: Sendable {
     /// instructions per unique check of a save.
     /// - Complexity: O(log n + k) for k entries visited.
     @inline(__always)
-    public func forEachEntry(tiedWith key: IndexKey, _ body: (Entry) -> Bool) {
+    public func forEachEntry(tiedWith key: Key, _ body: (Entry) -> Bool) {
         _ = Self.forEachEntry(in: root, tiedWith: Entry(key: key, row: RowID(Int64.min)), body)
     }
 
@@ -208,7 +201,7 @@ public struct BTree: Sendable {
             return node.entries.withUnsafeBufferPointer { entries in
                 var i = firstIndex(in: entries.count) { !less(entries[$0], probe) }
                 while i < entries.count {
-                    guard IndexKey.compare(entries[i].indexKey, probe.indexKey) == 0, body(entries[i]) else { return false }
+                    guard Key.compare(entries[i].key, probe.key) == 0, body(entries[i]) else { return false }
                     i += 1
                 }
                 return true
@@ -257,7 +250,7 @@ public struct BTree: Sendable {
             if let lower {
                 // Child i holds nothing at or above the bound when its upper separator's
                 // prefix is already below the bound's.
-                first = firstIndex(in: n - 1) { IndexKey.compare(separators[$0].indexKey, prefix: lower.prefix) >= 0 }
+                first = firstIndex(in: n - 1) { lower.compare(separators[$0].key) >= 0 }
             }
             if let upper {
                 // Child i holds nothing at or below the bound when its lower separator is above it.

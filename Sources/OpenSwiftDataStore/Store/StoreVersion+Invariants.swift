@@ -8,16 +8,16 @@ extension StoreVersion {
         for (e, table) in tables.enumerated() {
             table._checkInvariants()
             for index in orderedIndexes[e] {
-                index.tree._checkInvariants()
-                precondition(index.tree.count == table.count, "\(schema.entities[e].name) index \(index.slots) holds \(index.tree.count) entries for \(table.count) rows")
+                index._checkInvariants()
+                precondition(index.count == table.count, "\(schema.entities[e].name) index \(index.slots) holds \(index.count) entries for \(table.count) rows")
                 var expected: [RowID: IndexKey] = [:]
                 expected.reserveCapacity(table.count)
                 table.forEach { id, row in expected[id] = index.key(of: row) }
                 var seen = Set<RowID>()
-                index.tree.scan { entry in
+                index.scan { entry in
                     precondition(seen.insert(entry.row).inserted, "\(schema.entities[e].name) index \(index.slots): row \(entry.row) twice")
-                    precondition(expected[entry.row] == entry.indexKey || entry.indexKey.values.contains { $0 != $0 },
-                                 "\(schema.entities[e].name) index \(index.slots): row \(entry.row) indexed under \(entry.indexKey)")
+                    precondition(expected[entry.row] == entry.key || entry.key.values.contains { $0 != $0 },
+                                 "\(schema.entities[e].name) index \(index.slots): row \(entry.row) indexed under \(entry.key)")
                     return true
                 }
             }

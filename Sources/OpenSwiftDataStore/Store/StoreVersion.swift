@@ -17,7 +17,7 @@ public struct StoreVersion: Sendable {
     init(schema: StoreSchema) {
         self.schema = schema
         self.tables = schema.entities.map { Table(entity: $0) }
-        self.orderedIndexes = schema.entities.map { entity in entity.orderedIndexSlots.map { OrderedIndex(slots: $0) } }
+        self.orderedIndexes = schema.entities.map { entity in entity.orderedIndexSlots.map { OrderedIndex(slots: $0, of: entity) } }
         self.uniqueTrees = schema.entities.map { entity in
             let ordered = entity.orderedIndexSlots
             return entity.uniqueness.map { ordered.firstIndex(of: $0)! }
@@ -30,23 +30,18 @@ public struct StoreVersion: Sendable {
     public init(schema: StoreSchema, tables: [Table], generation: UInt64) {
         self.init(
             schema: schema, tables: tables, generation: generation,
-            orderedEntries: schema.entities.enumerated().map { e, entity in
-                entity.orderedIndexSlots.map { IndexOrder.sorted(tables[e], slots: $0) }
+            orderedIndexes: schema.entities.enumerated().map { e, entity in
+                entity.orderedIndexSlots.map { OrderedIndex(slots: $0, of: entity, table: tables[e]) }
             })
     }
 
-    /// A version holding `tables`, whose ordered indexes hold `orderedEntries`
-    /// (per entity, per index in `orderedIndexSlots` order, already in index order).
-    /// - Complexity: O(n) for the ordered indexes, plus the unique indexes' inserts.
-    init(schema: StoreSchema, tables: [Table], generation: UInt64, orderedEntries: [[[BTree.Entry]]]) {
+    /// A version holding `tables` and their `orderedIndexes` (per entity, in
+    /// `orderedIndexSlots` order), built by the caller.
+    init(schema: StoreSchema, tables: [Table], generation: UInt64, orderedIndexes: [[OrderedIndex]]) {
         self.init(schema: schema)
         self.tables = tables
         self.generation = generation
-        for e in tables.indices {
-            for i in orderedIndexes[e].indices {
-                orderedIndexes[e][i] = OrderedIndex(slots: orderedIndexes[e][i].slots, sorted: orderedEntries[e][i])
-            }
-        }
+        self.orderedIndexes = orderedIndexes
     }
 
     /// The row `id` of entity `entity`.
@@ -68,11 +63,9 @@ public struct StoreVersion: Sendable {
     private func holder(of key: IndexKey, constraint: Int, of entity: Int, excluding excluded: RowID?) -> RowID? {
         guard !key.head.isNull, !key.tail.contains(where: \.isNull) else { return nil }
         var found: RowID?
-        orderedIndexes[entity][uniqueTrees[entity][constraint]].tree.forEachEntry(tiedWith: key) { entry in
-            // Tied in index order is not always equal (`==`): two NaNs tie but differ, and
-            // so do some URLs; keep looking past those.
-            guard entry.row != excluded, entry.indexKey == key else { return true }
-            found = entry.row
+        orderedIndexes[entity][uniqueTrees[entity][constraint]].forEachRow(equalTo: key) { row in
+            guard row != excluded else { return true }
+            found = row
             return false
         }
         return found

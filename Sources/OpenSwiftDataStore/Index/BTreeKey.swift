@@ -1,0 +1,102 @@
+import Foundation
+
+/// A key a B-tree orders its entries by.
+///
+/// Indexes pick the narrowest key their slot allows (`OrderedIndex`): most hold one
+/// number, date or string per entry, which a packed key compares in one instruction
+/// and stores in 8 or 16 bytes, where a general `IndexKey` is an enum switch per
+/// comparison and 32 bytes.
+public protocol BTreeKey: Sendable {
+    /// Three-way comparison in index order: negative, zero (tied) or positive.
+    static func compare(_ a: Self, _ b: Self) -> Int
+}
+
+extension IndexKey: BTreeKey {}
+
+/// A non-nil `Bool`, integer, `Double` or `Date` value as an order-preserving
+/// unsigned integer: `a < b` in index order exactly when `a.bits < b.bits`.
+///
+/// `-0.0` packs as `0.0` and every NaN as one NaN above `+infinity`, as `Value`'s
+/// order ties and places them.
+struct PackedKey: BTreeKey, Hashable {
+    var bits: UInt64
+
+    @inline(__always)
+    static func compare(_ a: PackedKey, _ b: PackedKey) -> Int {
+        a.bits == b.bits ? 0 : (a.bits < b.bits ? -1 : 1)
+    }
+}
+
+/// The kinds of value a `PackedKey` holds; one per index.
+enum ScalarKind: Sendable, Hashable {
+    case bool, int, uint, double, date
+
+    /// The scalar kind of a column, when it has one.
+    init?(_ kind: ColumnKind) {
+        switch kind {
+        case .bool: self = .bool
+        case .int: self = .int
+        case .uint: self = .uint
+        case .double: self = .double
+        case .date: self = .date
+        default: return nil
+        }
+    }
+
+    /// `value` packed, when it is a non-nil value of this kind; nil for any other
+    /// (the index then holds general keys).
+    @inline(__always)
+    func pack(_ value: Value) -> PackedKey? {
+        switch (self, value) {
+        case let (.int, .int(v)): PackedKey(bits: UInt64(bitPattern: v) ^ (1 << 63))
+        case let (.uint, .uint(v)): PackedKey(bits: v)
+        case let (.double, .double(v)): PackedKey(bits: Self.pack(v))
+        case let (.date, .date(v)): PackedKey(bits: Self.pack(v.timeIntervalSinceReferenceDate))
+        case let (.bool, .bool(v)): PackedKey(bits: v ? 1 : 0)
+        default: nil
+        }
+    }
+
+    /// The value `key` packs; `pack(unpack(k)) == k`, and the value equals (`==`)
+    /// the one packed, but for the sign of zero.
+    func unpack(_ key: PackedKey) -> Value {
+        switch self {
+        case .int: .int(Int64(bitPattern: key.bits ^ (1 << 63)))
+        case .uint: .uint(key.bits)
+        case .double: .double(Self.unpack(key.bits))
+        case .date: .date(Date(timeIntervalSinceReferenceDate: Self.unpack(key.bits)))
+        case .bool: .bool(key.bits != 0)
+        }
+    }
+
+    /// Whether two tied keys can differ as `Value`s (`==`): NaNs tie but are unequal.
+    func isUnequalWhenTied(_ key: PackedKey) -> Bool {
+        switch self {
+        case .double, .date: key.bits == Self.pack(.nan)
+        default: false
+        }
+    }
+
+    /// IEEE 754 order as unsigned order: negative numbers have every bit flipped
+    /// (larger magnitudes sort lower), the others only the sign bit.
+    @inline(__always)
+    static func pack(_ v: Double) -> UInt64 {
+        let canonical = v.isNaN ? Double.nan : (v == 0 ? 0 : v)
+        let bits = canonical.bitPattern
+        return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+    }
+
+    static func unpack(_ bits: UInt64) -> Double {
+        Double(bitPattern: bits & (1 << 63) != 0 ? bits & ~(1 << 63) : ~bits)
+    }
+}
+
+/// A non-nil `String` value: compared as `Value` compares strings.
+struct StringKey: BTreeKey {
+    var string: String
+
+    @inline(__always)
+    static func compare(_ a: StringKey, _ b: StringKey) -> Int {
+        a.string == b.string ? 0 : (a.string < b.string ? -1 : 1)
+    }
+}

@@ -1,0 +1,34 @@
+/// One end of an index range, given as values: compared on the first
+/// `prefix.count` key parts, so a range can constrain a prefix of a compound key.
+/// The query planner makes these; each index turns them into bounds on its own keys.
+public struct IndexBound: Sendable, Hashable {
+    public var prefix: [Value]
+    public var inclusive: Bool
+    public init(_ prefix: [Value], inclusive: Bool) {
+        self.prefix = prefix
+        self.inclusive = inclusive
+    }
+}
+
+extension BTree where Key == IndexKey {
+    /// Adds an entry for the key of `values`.
+    /// - Complexity: O(log n)
+    public mutating func insert(_ values: [Value], row: RowID) { insert(IndexKey(values), row: row) }
+
+    /// Removes the entry for the key of `values` and `row`, if present.
+    /// - Complexity: O(log n)
+    public mutating func remove(_ values: [Value], row: RowID) { remove(IndexKey(values), row: row) }
+
+    /// The bound on general keys that `bound` gives.
+    static func bound(_ bound: IndexBound) -> Bound {
+        let prefix = bound.prefix
+        return Bound(inclusive: bound.inclusive) { IndexKey.compare($0, prefix: prefix) }
+    }
+
+    /// Calls `body` with each entry between `lower` and `upper` (nil: unbounded), in
+    /// index order or, with `reverse`, backwards, until `body` returns false.
+    /// - Complexity: O(log n + k) for k entries visited.
+    public func scan(from lower: IndexBound?, to upper: IndexBound?, reverse: Bool = false, _ body: (Entry) throws -> Bool) rethrows {
+        try scan(from: lower.map(Self.bound), to: upper.map(Self.bound), reverse: reverse, body)
+    }
+}

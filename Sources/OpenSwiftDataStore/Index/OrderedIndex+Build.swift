@@ -1,0 +1,155 @@
+/// Ordered indexes built in bulk: by sorting a table, or from an order a document
+/// stored (checked, not trusted). Both end in `BTree(sorted:)`, which packs nodes.
+extension OrderedIndex {
+    /// An index over `slots` of `entity` holding every row of `table`, built by sorting.
+    /// - Complexity: O(n log n)
+    public init(slots: [Int], of entity: EntityDescription, table: Table) {
+        self.init(slots: slots, of: entity)
+        switch layout {
+        case let .scalar(kind):
+            if var entries = IndexOrder.entries(table, slot: slots[0], kind.pack) {
+                entries.sort(by: BTree.less)
+                scalars = BTree(sorted: entries)
+                return
+            }
+        case .string:
+            if var entries = IndexOrder.entries(table, slot: slots[0], StringKey.init(packing:)) {
+                entries.sort(by: BTree.less)
+                strings = BTree(sorted: entries)
+                return
+            }
+        case .general:
+            break
+        }
+        layout = .general
+        general = BTree(sorted: IndexOrder.sorted(table, slots: slots))
+    }
+
+    /// An index over `slots` of `entity` holding every row of `table`, from `order`
+    /// (the snapshot's rows in index order) for rows the journal did not touch,
+    /// merged with the touched rows that still exist. Nil if `order` is not the
+    /// snapshot's rows in index order, or a value does not fit the index's keys.
+    /// - Complexity: O(n + k log k) for n rows and k touched ones
+    public init?(slots: [Int], of entity: EntityDescription, table: Table, order: [RowID], touched: Set<RowID>) {
+        self.init(slots: slots, of: entity)
+        switch layout {
+        case let .scalar(kind):
+            let slot = slots[0]
+            guard let entries = IndexOrder.merged(order, table: table, touched: touched, key: { id in
+                table.value(id, slot: slot).flatMap(kind.pack)
+            }) else { return nil }
+            scalars = BTree(sorted: entries)
+        case .string:
+            let slot = slots[0]
+            guard let entries = IndexOrder.merged(order, table: table, touched: touched, key: { id in
+                table.value(id, slot: slot).flatMap(StringKey.init(packing:))
+            }) else { return nil }
+            strings = BTree(sorted: entries)
+        case .general:
+            guard let entries = IndexOrder.merged(order, table: table, touched: touched, key: { id in
+                IndexOrder.key(of: id, in: table, slots: slots)
+            }) else { return nil }
+            general = BTree(sorted: entries)
+        }
+    }
+}
+
+extension StringKey {
+    /// The key of a `.string` value; nil for any other.
+    init?(packing value: Value) {
+        guard case let .string(string) = value else { return nil }
+        self.string = string
+    }
+}
+
+/// Index entries in index order, for building B-trees in bulk.
+enum IndexOrder {
+    /// The key of row `id` of `table` over `slots`, read from its columns; nil when
+    /// no row has that identifier.
+    static func key(of id: RowID, in table: Table, slots: [Int]) -> IndexKey? {
+        guard let (s, p) = table.locate(id) else { return nil }
+        let columns = table.segments[s].columns
+        return slots.count == 1 ? IndexKey(columns[slots[0]].value(at: p)) : IndexKey(slots.map { columns[$0].value(at: p) })
+    }
+
+    /// Every row of `table` as an entry keyed by `key` of its value in `slot`,
+    /// unsorted; nil when some value has no key.
+    /// - Complexity: O(n)
+    static func entries<Key>(_ table: Table, slot: Int, _ key: (Value) -> Key?) -> [BTree<Key>.Entry]? {
+        var entries: [BTree<Key>.Entry] = []
+        entries.reserveCapacity(table.count)
+        var fits = true
+        table.forEach(slot: slot) { id, value in
+            guard fits, let key = key(value) else {
+                fits = false
+                return
+            }
+            entries.append(.init(key: key, row: id))
+        }
+        return fits ? entries : nil
+    }
+
+    /// Every row of `table` as an entry of the general index over `slots`, sorted.
+    /// - Complexity: O(n log n)
+    static func sorted(_ table: Table, slots: [Int]) -> [BTree<IndexKey>.Entry] {
+        var entries: [BTree<IndexKey>.Entry] = []
+        entries.reserveCapacity(table.count)
+        if slots.count == 1 {
+            table.forEach(slot: slots[0]) { id, value in entries.append(.init(key: IndexKey(value), row: id)) }
+        } else {
+            table.forEach { id, row in entries.append(.init(key: IndexKey(of: row, slots: slots), row: id)) }
+        }
+        entries.sort(by: BTree.less)
+        return entries
+    }
+
+    /// The entries of the stored `order` for rows not in `touched`, merged with the
+    /// touched rows that still exist, sorted; `key` gives a row's key (nil for a
+    /// missing row or a value without a key). Nil if `order` is not the untouched
+    /// rows in index order.
+    /// - Complexity: O(n + k log k) for n rows and k touched ones
+    static func merged<Key>(_ order: [RowID], table: Table, touched: Set<RowID>, key: (RowID) -> Key?) -> [BTree<Key>.Entry]? {
+        typealias Entry = BTree<Key>.Entry
+        var base: [Entry] = []
+        base.reserveCapacity(order.count)
+        var seen = Set<RowID>(minimumCapacity: touched.count)
+        for id in order {
+            if touched.contains(id) {
+                // A row the journal rewrote or deleted: its entry comes from `extra`.
+                guard seen.insert(id).inserted else { return nil }
+                continue
+            }
+            guard let key = key(id) else { return nil }
+            let entry = Entry(key: key, row: id)
+            if let last = base.last, !BTree.less(last, entry) { return nil }
+            base.append(entry)
+        }
+        var extra: [Entry] = []
+        for id in touched {
+            guard let key = key(id) else { continue }
+            extra.append(Entry(key: key, row: id))
+        }
+        // Every untouched row must be in the order exactly once (a touched row whose
+        // value has no key is missing from `extra`, which fails this too).
+        let untouchedInTable = table.count - extra.count
+        guard base.count == untouchedInTable else { return nil }
+        extra.sort(by: BTree.less)
+        guard !extra.isEmpty else { return base }
+        var result: [Entry] = []
+        result.reserveCapacity(base.count + extra.count)
+        var i = 0
+        var j = 0
+        while i < base.count, j < extra.count {
+            if BTree.less(extra[j], base[i]) {
+                result.append(extra[j])
+                j += 1
+            } else {
+                result.append(base[i])
+                i += 1
+            }
+        }
+        result.append(contentsOf: base[i...])
+        result.append(contentsOf: extra[j...])
+        return result
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import OpenSwiftDataStore
+import Testing
+
+/// Indexes over one number, date, `Bool` or string hold packed keys; they must keep
+/// the order, ties, bounds and equality that general `Value` keys give.
+@Suite struct PackedIndexTests {
+    /// One entity with every packable attribute kind, each indexed, and a unique `Double`.
+    static let schema = StoreSchema(entities: [
+        EntityDescription(
+            name: "Sample",
+            attributes: [
+                AttributeDescription(name: "i", type: .int(bits: 64), isOptional: false),
+                AttributeDescription(name: "u", type: .uint(bits: 64), isOptional: false),
+                AttributeDescription(name: "d", type: .double, isOptional: false),
+                AttributeDescription(name: "t", type: .date, isOptional: false),
+                AttributeDescription(name: "b", type: .bool, isOptional: false),
+                AttributeDescription(name: "s", type: .string, isOptional: false),
+                AttributeDescription(name: "key", type: .double, isOptional: false, isUnique: true),
+            ],
+            relationships: [],
+            uniqueness: [[6]],
+            indices: (0..<6).map { IndexDescription(kind: .binary, slots: [$0]) }),
+    ])
+
+    static let ints: [Int64] = [.min, .min + 1, -2, -1, 0, 1, 2, .max - 1, .max]
+    static let uints: [UInt64] = [0, 1, 2, 1 << 63, .max - 1, .max]
+    static let doubles: [Double] = [
+        -.infinity, -.greatestFiniteMagnitude, -1.5, -.leastNonzeroMagnitude, -0.0, 0.0, .leastNonzeroMagnitude, 1, 1.5,
+        .greatestFiniteMagnitude, .infinity, .nan, -Double.nan, .signalingNaN,
+    ]
+    static let strings = ["", "a", "ab", "b", "Z", "ä", "a\u{308}", "é", "🙂", "a\u{0}", "zzzzzzzzzzzzzzzzzzzz"]
+
+    static func value(_ slot: Int, using rng: inout SplitMix) -> Value {
+        switch slot {
+        case 0: .int(ints.randomElement(using: &rng)!)
+        case 1: .uint(uints.randomElement(using: &rng)!)
+        case 2: .double(doubles.randomElement(using: &rng)!)
+        // Finite dates only: `Date`'s own order is not total with NaN.
+        case 3: .date(Date(timeIntervalSinceReferenceDate: doubles.filter(\.isFinite).randomElement(using: &rng)!))
+        case 4: .bool(Bool.random(using: &rng))
+        default: .string(strings.randomElement(using: &rng)!)
+        }
+    }
+
+    /// Bounds of the index's kind and of others (a `.double` on an `.int` index, nil, a string).
+    static func bound(_ slot: Int, using rng: inout SplitMix) -> IndexBound {
+        let foreign: [Value] = [.null, .int(1), .uint(1), .double(1.5), .double(.nan), .string("a"), .bool(true),
+                                .date(Date(timeIntervalSinceReferenceDate: 1))]
+        let value = Int.random(in: 0..<4, using: &rng) == 0 ? foreign.randomElement(using: &rng)! : Self.value(slot, using: &rng)
+        return IndexBound([value], inclusive: Bool.random(using: &rng))
+    }
+
+    /// `Value.indexCompare` is the general index's order; rows break ties.
+    static func expectedOrder(_ rows: [(RowID, Row)], slot: Int) -> [RowID] {
+        rows.sorted { a, b in
+            let c = Value.indexCompare(a.1[slot], b.1[slot])
+            return c != 0 ? c < 0 : a.0 < b.0
+        }.map(\.0)
+    }
+
+    static func scan(_ index: OrderedIndex, from lower: IndexBound?, to upper: IndexBound?, reverse: Bool = false) -> [RowID] {
+        var rows: [RowID] = []
+        index.scan(from: lower, to: upper, reverse: reverse) { rows.append($0.row); return true }
+        return rows
+    }
+
+    static func check(_ version: StoreVersion, using rng: inout SplitMix) {
+        version._checkInvariants()
+        var rows: [(RowID, Row)] = []
+        version.tables[0].forEach { rows.append(($0, $1)) }
+        let byID = Dictionary(uniqueKeysWithValues: rows)
+        for slot in 0..<6 {
+            let index = version.orderedIndexes[0][slot]
+            let order = expectedOrder(rows, slot: slot)
+            #expect(scan(index, from: nil, to: nil) == order, "slot \(slot)")
+            #expect(scan(index, from: nil, to: nil, reverse: true) == order.reversed(), "slot \(slot) reversed")
+            for _ in 0..<20 {
+                let lower = bound(slot, using: &rng), upper = bound(slot, using: &rng)
+                let within = order.filter { id in
+                    let v = byID[id]![slot]
+                    let l = Value.indexCompare(v, lower.prefix[0]), u = Value.indexCompare(v, upper.prefix[0])
+                    return (l > 0 || (l == 0 && lower.inclusive)) && (u < 0 || (u == 0 && upper.inclusive))
+                }
+                #expect(scan(index, from: lower, to: upper) == within, "slot \(slot) from \(lower) to \(upper)")
+                #expect(scan(index, from: lower, to: upper, reverse: true) == within.reversed())
+            }
+        }
+    }
+
+    @Test(arguments: [1, 2, 3])
+    func packedIndexesOrderAndBoundAsValuesDo(seed: UInt64) throws {
+        var rng = SplitMix(seed: seed)
+        let store = Store(schema: Self.schema)
+        var live: [RowID] = []
+        var nextKey = 0.0
+        for round in 0..<12 {
+            var changes = ChangeSet()
+            for i in 0..<Int.random(in: 20...120, using: &rng) {
+                nextKey += 1
+                var row = (0..<6).map { Self.value($0, using: &rng) }
+                row.append(.double(nextKey))
+                changes.inserts.append(.init(entity: 0, temporaryID: RowID(Int64(-1 - i)), row: row))
+            }
+            for id in live.shuffled(using: &rng).prefix(15) {
+                let slot = Int.random(in: 0..<6, using: &rng)
+                changes.updates.append(.init(entity: 0, id: id, values: [slot: Self.value(slot, using: &rng)]))
+            }
+            let updated = Set(changes.updates.map(\.id))
+            for id in live.shuffled(using: &rng).prefix(round % 3 * 10) where !updated.contains(id) {
+                changes.deletes.append(.init(entity: 0, id: id))
+            }
+            _ = try store.commit(changes)
+            live = store.current.tables[0].rowIDs
+            Self.check(store.current, using: &rng)
+        }
+        // A bulk build (how documents open) gives the same indexes.
+        let rebuilt = StoreVersion(schema: Self.schema, tables: store.current.tables, generation: 1)
+        for slot in 0..<6 {
+            #expect(Self.scan(rebuilt.orderedIndexes[0][slot], from: nil, to: nil)
+                        == Self.scan(store.current.orderedIndexes[0][slot], from: nil, to: nil))
+        }
+        Self.check(rebuilt, using: &rng)
+    }
+
+    static func sample(key: Double) -> Row {
+        [.int(0), .uint(0), .double(0), .date(Date(timeIntervalSinceReferenceDate: 0)), .bool(false), .string("x"), .double(key)]
+    }
+
+    @Test func packedUniqueKeysAreEqualAsValues() throws {
+        let store = Store(schema: Self.schema)
+        var changes = ChangeSet()
+        changes.inserts.append(.init(entity: 0, temporaryID: RowID(-1), row: Self.sample(key: 0.0)))
+        changes.inserts.append(.init(entity: 0, temporaryID: RowID(-2), row: Self.sample(key: .nan)))
+        changes.inserts.append(.init(entity: 0, temporaryID: RowID(-3), row: Self.sample(key: .nan)))
+        let result = try store.commit(changes)
+        // Two NaNs are not equal, so they do not clash, and no lookup finds one.
+        #expect(store.current.tables[0].count == 3)
+        #expect(store.current.lookup(unique: [.double(.nan)], constraint: 0, of: 0) == nil)
+        // -0.0 == 0.0: the same key.
+        let zero = try #require(result.assigned[EntityRow(entity: 0, id: RowID(-1))])
+        #expect(store.current.lookup(unique: [.double(-0.0)], constraint: 0, of: 0) == zero)
+        // An insert under an existing key updates that row (SwiftData's upsert).
+        var upsert = ChangeSet()
+        upsert.inserts.append(.init(entity: 0, temporaryID: RowID(-1), row: Self.sample(key: -0.0)))
+        let upserted = try store.commit(upsert)
+        #expect(upserted.assigned[EntityRow(entity: 0, id: RowID(-1))] == zero)
+        #expect(store.current.tables[0].count == 3)
+        // A value of another kind is never equal to a packed one.
+        #expect(store.current.lookup(unique: [.int(0)], constraint: 0, of: 0) == nil)
+        store.current._checkInvariants()
+    }
+
+    /// A value the packed kind cannot hold (an integer in a `Double` column, as an
+    /// imported document may have; a nil in a non-optional attribute) turns the index
+    /// general, and every entry stays.
+    @Test func aValueThatDoesNotPackMakesTheIndexGeneral() throws {
+        var rng = SplitMix(seed: 5)
+        let store = Store(schema: Self.schema)
+        var first = ChangeSet()
+        for i in 0..<300 { first.inserts.append(.init(entity: 0, temporaryID: RowID(Int64(-1 - i)), row: Self.sample(key: Double(i)))) }
+        _ = try store.commit(first)
+        var odd = ChangeSet()
+        var row = Self.sample(key: 1_000)
+        row[2] = .int(3)
+        row[5] = .null
+        row[6] = .int(7)
+        odd.inserts.append(.init(entity: 0, temporaryID: RowID(-1), row: row))
+        let oddID = try #require(try store.commit(odd).assigned[EntityRow(entity: 0, id: RowID(-1))])
+        Self.check(store.current, using: &rng)
+        // `.int(7)` and `.double(7)` are different keys (`Value`'s `==`).
+        #expect(store.current.lookup(unique: [.int(7)], constraint: 0, of: 0) == oddID)
+        #expect(store.current.lookup(unique: [.double(7)], constraint: 0, of: 0) == RowID(8))
+        #expect(store.current.lookup(unique: [.double(299)], constraint: 0, of: 0) != nil)
+        // The bulk build takes the same turn.
+        Self.check(StoreVersion(schema: Self.schema, tables: store.current.tables, generation: 2), using: &rng)
+    }
+}
