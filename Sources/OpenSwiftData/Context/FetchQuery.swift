@@ -9,41 +9,13 @@ import OpenSwiftDataStore
 /// `Predicate.evaluate`, so pending changes take part. A predicate the compiler
 /// cannot translate falls back to materializing each row and evaluating it.
 struct FetchQuery<T: PersistentModel> {
-    /// A row (or unsaved model) that passed the filter.
-    struct Candidate {
-        var rowID: RowID?
-        /// Current values in the engine's form, when already read (unsaved models
-        /// always; stored rows when a test read them whole). Nil for a stored row
-        /// not read: sorting reads its keys from the table, and its model is a fault.
-        var values: Row?
-        /// The model, when one already exists (registered or pending).
-        var model: T?
-    }
-
-    enum Filter {
-        case all
-        case native(QueryExpression)
-        case fallback(reason: String)
-    }
-
-    enum Access {
-        case scan
-        case unique(constraint: Int, key: [Value])
-        case index(IndexPlan)
-    }
-
-    /// A B-tree access: key ranges of one ordered index.
-    struct IndexPlan {
-        var index: Int
-        var slots: [Int]
-        var ranges: [(lower: IndexBound?, upper: IndexBound?)]
-        var lookup: FetchExplanation.IndexLookup
-        /// Whether walking the ranges yields rows in `sortBy` order.
-        var providesOrder = false
-        var reverse = false
-        /// The positions in the index key that carry the sort keys, when `providesOrder`.
-        var orderSlotsRange: Range<Int> = 0..<0
-    }
+    // The parts that do not depend on the model type live outside it: the fetch path
+    // runs unspecialized from user modules, where a type nested in a generic one costs
+    // a generic-metadata lookup at every use.
+    typealias Candidate = FetchCandidate
+    typealias Filter = FetchFilter
+    typealias Access = FetchAccess
+    typealias IndexPlan = FetchIndexPlan
 
     let descriptor: FetchDescriptor<T>
     let context: ModelContext
@@ -70,7 +42,7 @@ struct FetchQuery<T: PersistentModel> {
         }
         access = QueryPlanner(
             filter: filter, layout: layout, indexes: version.orderedIndexes[entity].map { $0.slots },
-            sortBy: descriptor.sortBy, limited: (descriptor.fetchLimit ?? 0) > 0
+            sortKeys: QueryPlanner.sortKeys(of: descriptor.sortBy, in: layout), limited: (descriptor.fetchLimit ?? 0) > 0
         ).plan()
     }
 
@@ -391,7 +363,7 @@ struct FetchQuery<T: PersistentModel> {
             candidate.model = materialize(candidate)
             return candidate
         }
-        let order = withModels.map { $0.model! }.sorted(using: descriptor.sortBy)
+        let order = withModels.map { unsafeDowncast($0.model!, to: T.self) }.sorted(using: descriptor.sortBy)
         let positions = Dictionary(uniqueKeysWithValues: withModels.enumerated().map { (ObjectIdentifier($1.model!), $0) })
         return order.map { withModels[positions[ObjectIdentifier($0)]!] }
     }
@@ -413,7 +385,7 @@ struct FetchQuery<T: PersistentModel> {
     // MARK: Results
 
     func identifier(of candidate: Candidate) -> PersistentIdentifier {
-        if let model = candidate.model { return model.persistentModelID }
+        if let model = candidate.model { return unsafeDowncast(model, to: T.self).persistentModelID }
         return context.identifier(entity: entity, row: candidate.rowID!)
     }
 
@@ -426,7 +398,7 @@ struct FetchQuery<T: PersistentModel> {
     /// The candidate's model, registered with the context: a fault when its row was
     /// not read.
     func materialize(_ candidate: Candidate) -> T {
-        if let model = candidate.model { return model }
+        if let model = candidate.model { return unsafeDowncast(model, to: T.self) }
         return context.materialize(layout, entity: entity, id: candidate.rowID!, row: candidate.values, in: version) as! T
     }
 }
@@ -437,4 +409,41 @@ extension QueryExpression {
         if case let .and(l, r) = self { return l.conjuncts + r.conjuncts }
         return [self]
     }
+}
+
+/// A row (or unsaved model) that passed the filter.
+struct FetchCandidate {
+    var rowID: RowID?
+    /// Current values in the engine's form, when already read (unsaved models
+    /// always; stored rows when a test read them whole). Nil for a stored row
+    /// not read: sorting reads its keys from the table, and its model is a fault.
+    var values: Row?
+    /// The model, when one already exists (registered or pending): a `T` of the
+    /// fetch, held untyped so the candidate type is not generic.
+    var model: AnyObject?
+}
+
+enum FetchFilter {
+    case all
+    case native(QueryExpression)
+    case fallback(reason: String)
+}
+
+enum FetchAccess {
+    case scan
+    case unique(constraint: Int, key: [Value])
+    case index(FetchIndexPlan)
+}
+
+/// A B-tree access: key ranges of one ordered index.
+struct FetchIndexPlan {
+    var index: Int
+    var slots: [Int]
+    var ranges: [(lower: IndexBound?, upper: IndexBound?)]
+    var lookup: FetchExplanation.IndexLookup
+    /// Whether walking the ranges yields rows in `sortBy` order.
+    var providesOrder = false
+    var reverse = false
+    /// The positions in the index key that carry the sort keys, when `providesOrder`.
+    var orderSlotsRange: Range<Int> = 0..<0
 }

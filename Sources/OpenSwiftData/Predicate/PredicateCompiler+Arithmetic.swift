@@ -22,7 +22,7 @@ extension PredicateCompiler {
     }
 }
 
-extension PredicateExpressions.Arithmetic: CompilablePredicateExpression {
+extension PredicateExpressions.Arithmetic: CompilablePredicateExpression where LHS: CompilablePredicateExpression, RHS: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.operators.append(AnyHashable(op))
         print.visit(lhs)
@@ -39,7 +39,7 @@ extension PredicateExpressions.Arithmetic: CompilablePredicateExpression {
     }
 }
 
-extension PredicateExpressions.IntDivision: CompilablePredicateExpression {
+extension PredicateExpressions.IntDivision: CompilablePredicateExpression where LHS: CompilablePredicateExpression, RHS: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(lhs)
         print.visit(rhs)
@@ -50,7 +50,7 @@ extension PredicateExpressions.IntDivision: CompilablePredicateExpression {
     }
 }
 
-extension PredicateExpressions.IntRemainder: CompilablePredicateExpression {
+extension PredicateExpressions.IntRemainder: CompilablePredicateExpression where LHS: CompilablePredicateExpression, RHS: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(lhs)
         print.visit(rhs)
@@ -61,7 +61,7 @@ extension PredicateExpressions.IntRemainder: CompilablePredicateExpression {
     }
 }
 
-extension PredicateExpressions.FloatDivision: CompilablePredicateExpression {
+extension PredicateExpressions.FloatDivision: CompilablePredicateExpression where LHS: CompilablePredicateExpression, RHS: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(lhs)
         print.visit(rhs)
@@ -72,7 +72,7 @@ extension PredicateExpressions.FloatDivision: CompilablePredicateExpression {
     }
 }
 
-extension PredicateExpressions.UnaryMinus: CompilablePredicateExpression {
+extension PredicateExpressions.UnaryMinus: CompilablePredicateExpression where Wrapped: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(wrapped)
     }

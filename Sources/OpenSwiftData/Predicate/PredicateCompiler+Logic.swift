@@ -3,7 +3,7 @@ import OpenSwiftDataStore
 
 // Equality, comparison and the Boolean connectives.
 
-extension PredicateExpressions.Equal: CompilablePredicateExpression {
+extension PredicateExpressions.Equal: CompilablePredicateExpression where LHS: CompilablePredicateExpression, RHS: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(lhs)
         print.visit(rhs)
@@ -14,7 +14,7 @@ extension PredicateExpressions.Equal: CompilablePredicateExpression {
     }
 }
 
-extension PredicateExpressions.NotEqual: CompilablePredicateExpression {
+extension PredicateExpressions.NotEqual: CompilablePredicateExpression where LHS: CompilablePredicateExpression, RHS: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(lhs)
         print.visit(rhs)
@@ -25,7 +25,7 @@ extension PredicateExpressions.NotEqual: CompilablePredicateExpression {
     }
 }
 
-extension PredicateExpressions.Comparison: CompilablePredicateExpression {
+extension PredicateExpressions.Comparison: CompilablePredicateExpression where LHS: CompilablePredicateExpression, RHS: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.operators.append(AnyHashable(op))
         print.visit(lhs)
@@ -44,7 +44,7 @@ extension PredicateExpressions.Comparison: CompilablePredicateExpression {
     }
 }
 
-extension PredicateExpressions.Conjunction: CompilablePredicateExpression {
+extension PredicateExpressions.Conjunction: CompilablePredicateExpression where LHS: CompilablePredicateExpression, RHS: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(lhs)
         print.visit(rhs)
@@ -55,7 +55,7 @@ extension PredicateExpressions.Conjunction: CompilablePredicateExpression {
     }
 }
 
-extension PredicateExpressions.Disjunction: CompilablePredicateExpression {
+extension PredicateExpressions.Disjunction: CompilablePredicateExpression where LHS: CompilablePredicateExpression, RHS: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(lhs)
         print.visit(rhs)
@@ -66,7 +66,7 @@ extension PredicateExpressions.Disjunction: CompilablePredicateExpression {
     }
 }
 
-extension PredicateExpressions.Negation: CompilablePredicateExpression {
+extension PredicateExpressions.Negation: CompilablePredicateExpression where Wrapped: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(wrapped)
     }
@@ -76,7 +76,7 @@ extension PredicateExpressions.Negation: CompilablePredicateExpression {
     }
 }
 
-extension PredicateExpressions.Conditional: CompilablePredicateExpression {
+extension PredicateExpressions.Conditional: CompilablePredicateExpression where Test: CompilablePredicateExpression, If: CompilablePredicateExpression, Else: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(trueBranch)
         print.visit(falseBranch)

@@ -67,7 +67,7 @@ extension PredicateExpressions.NilLiteral: CompilablePredicateExpression {
     }
 }
 
-extension PredicateExpressions.KeyPath: CompilablePredicateExpression {
+extension PredicateExpressions.KeyPath: CompilablePredicateExpression where Root: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.keyPaths.append(keyPath)
         print.visit(root)

@@ -3,7 +3,7 @@ import OpenSwiftDataStore
 
 // Optional chaining, nil-coalescing and forced unwrapping.
 
-extension PredicateExpressions.OptionalFlatMap: CompilablePredicateExpression {
+extension PredicateExpressions.OptionalFlatMap: CompilablePredicateExpression where LHS: CompilablePredicateExpression, RHS: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(wrapped)
         print.visit(transform)
@@ -18,7 +18,7 @@ extension PredicateExpressions.OptionalFlatMap: CompilablePredicateExpression {
     }
 }
 
-extension PredicateExpressions.NilCoalesce: CompilablePredicateExpression {
+extension PredicateExpressions.NilCoalesce: CompilablePredicateExpression where LHS: CompilablePredicateExpression, RHS: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(lhs)
         print.visit(rhs)
@@ -30,7 +30,7 @@ extension PredicateExpressions.NilCoalesce: CompilablePredicateExpression {
     }
 }
 
-extension PredicateExpressions.ForcedUnwrap: CompilablePredicateExpression {
+extension PredicateExpressions.ForcedUnwrap: CompilablePredicateExpression where Inner: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(inner)
     }

@@ -4,7 +4,7 @@ import OpenSwiftDataStore
 // `(a..<b).contains(x)` and `(a...b).contains(x)`, with ranges built in the
 // predicate or captured as constants.
 
-extension PredicateExpressions.RangeExpressionContains: CompilablePredicateExpression {
+extension PredicateExpressions.RangeExpressionContains: CompilablePredicateExpression where Element: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(element)
         if let built = range as? any RangeNode {
@@ -35,7 +35,7 @@ protocol RangeNode {
     func fingerprint(into print: inout PredicateFingerprint)
 }
 
-extension PredicateExpressions.Range: RangeNode {
+extension PredicateExpressions.Range: RangeNode where LHS: CompilablePredicateExpression, RHS: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(lower)
         print.visit(upper)
@@ -46,7 +46,7 @@ extension PredicateExpressions.Range: RangeNode {
     }
 }
 
-extension PredicateExpressions.ClosedRange: RangeNode {
+extension PredicateExpressions.ClosedRange: RangeNode where LHS: CompilablePredicateExpression, RHS: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(lower)
         print.visit(upper)

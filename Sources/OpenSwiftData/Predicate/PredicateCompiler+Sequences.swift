@@ -28,7 +28,7 @@ extension PredicateCompiler {
     }
 }
 
-extension PredicateExpressions.SequenceContains: CompilablePredicateExpression {
+extension PredicateExpressions.SequenceContains: CompilablePredicateExpression where LHS: CompilablePredicateExpression, RHS: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(sequence)
         print.visit(element)
@@ -41,7 +41,7 @@ extension PredicateExpressions.SequenceContains: CompilablePredicateExpression {
     }
 }
 
-extension PredicateExpressions.SequenceContainsWhere: CompilablePredicateExpression {
+extension PredicateExpressions.SequenceContainsWhere: CompilablePredicateExpression where LHS: CompilablePredicateExpression, RHS: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(sequence)
         print.visit(test)
@@ -53,7 +53,7 @@ extension PredicateExpressions.SequenceContainsWhere: CompilablePredicateExpress
     }
 }
 
-extension PredicateExpressions.SequenceAllSatisfy: CompilablePredicateExpression {
+extension PredicateExpressions.SequenceAllSatisfy: CompilablePredicateExpression where LHS: CompilablePredicateExpression, RHS: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(sequence)
         print.visit(test)
@@ -65,7 +65,7 @@ extension PredicateExpressions.SequenceAllSatisfy: CompilablePredicateExpression
     }
 }
 
-extension PredicateExpressions.Filter: CompilablePredicateExpression {
+extension PredicateExpressions.Filter: CompilablePredicateExpression where LHS: CompilablePredicateExpression, RHS: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(sequence)
         print.visit(filter)
@@ -77,7 +77,7 @@ extension PredicateExpressions.Filter: CompilablePredicateExpression {
     }
 }
 
-extension PredicateExpressions.SequenceStartsWith: CompilablePredicateExpression {
+extension PredicateExpressions.SequenceStartsWith: CompilablePredicateExpression where Base: CompilablePredicateExpression, Prefix: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(base)
         print.visit(prefix)
@@ -90,7 +90,7 @@ extension PredicateExpressions.SequenceStartsWith: CompilablePredicateExpression
     }
 }
 
-extension PredicateExpressions.SequenceMinimum: CompilablePredicateExpression {
+extension PredicateExpressions.SequenceMinimum: CompilablePredicateExpression where Elements: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(elements)
     }
@@ -101,7 +101,7 @@ extension PredicateExpressions.SequenceMinimum: CompilablePredicateExpression {
     }
 }
 
-extension PredicateExpressions.SequenceMaximum: CompilablePredicateExpression {
+extension PredicateExpressions.SequenceMaximum: CompilablePredicateExpression where Elements: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(elements)
     }
@@ -112,7 +112,7 @@ extension PredicateExpressions.SequenceMaximum: CompilablePredicateExpression {
     }
 }
 
-extension PredicateExpressions.CollectionIndexSubscript: CompilablePredicateExpression {
+extension PredicateExpressions.CollectionIndexSubscript: CompilablePredicateExpression where Wrapped: CompilablePredicateExpression, Index: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(wrapped)
         print.visit(index)
@@ -130,7 +130,7 @@ extension PredicateExpressions.CollectionIndexSubscript: CompilablePredicateExpr
     }
 }
 
-extension PredicateExpressions.CollectionContainsCollection: CompilablePredicateExpression {
+extension PredicateExpressions.CollectionContainsCollection: CompilablePredicateExpression where Base: CompilablePredicateExpression, Other: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(base)
         print.visit(other)

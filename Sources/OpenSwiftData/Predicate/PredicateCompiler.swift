@@ -6,8 +6,9 @@ import OpenSwiftDataStore
 /// chains and `contains { }` over relationships become traversals.
 ///
 /// Each `PredicateExpressions` node type the compiler knows conforms to
-/// `CompilablePredicateExpression` (one file per operator family). A node without
-/// that conformance makes the whole predicate fall back to materializing models and
+/// `CompilablePredicateExpression` (one file per operator family) when its child
+/// expressions do, so a compilable tree is walked without dynamic casts. A node
+/// without that conformance makes the whole predicate fall back to materializing models and
 /// calling `Predicate.evaluate`: slower, never wrong. A key path to a property that is
 /// not stored (`@Transient`, computed) is an error instead, because the fallback
 /// would silently read default values.
@@ -95,11 +96,19 @@ struct PredicateCompiler {
         return parameterCount
     }
 
+    /// Compiles a predicate's root, whose type is known only at run time: one
+    /// dynamic cast, after which every child is reached by static dispatch (each
+    /// node conforms only when its children do).
     mutating func compile(_ expression: Any) throws -> Node {
         guard let compilable = expression as? any CompilablePredicateExpression else {
             throw Unsupported(description: "\(Swift.type(of: expression)) is not compiled natively")
         }
         return try compilable.compile(with: &self)
+    }
+
+    /// Compiles a child node.
+    mutating func compile<E: CompilablePredicateExpression>(_ expression: E) throws -> Node {
+        try expression.compile(with: &self)
     }
 
     /// A fresh variable for `key`, denoting what `source`'s elements (or wrapped value) are.
@@ -158,12 +167,18 @@ struct PredicateFingerprint {
     /// or meets a node it does not know.
     var isCacheable = true
 
+    /// Visits a predicate's root (one dynamic cast; see `PredicateCompiler.compile`).
     mutating func visit(_ node: Any) {
         guard let compilable = node as? any CompilablePredicateExpression else {
             isCacheable = false
             return
         }
         compilable.fingerprint(into: &self)
+    }
+
+    /// Visits a child node.
+    mutating func visit<E: CompilablePredicateExpression>(_ node: E) {
+        node.fingerprint(into: &self)
     }
 }
 

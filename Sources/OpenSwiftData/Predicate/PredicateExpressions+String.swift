@@ -67,7 +67,7 @@ extension PredicateExpressions.StringCaseInsensitiveCompare: Codable where Root:
 extension PredicateExpressions.StringLocalizedStandardContains: Sendable where Root: Sendable, Other: Sendable {}
 extension PredicateExpressions.StringCaseInsensitiveCompare: Sendable where Root: Sendable, Other: Sendable {}
 
-extension PredicateExpressions.StringLocalizedStandardContains: CompilablePredicateExpression {
+extension PredicateExpressions.StringLocalizedStandardContains: CompilablePredicateExpression where Root: CompilablePredicateExpression, Other: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(root)
         print.visit(other)
@@ -78,7 +78,7 @@ extension PredicateExpressions.StringLocalizedStandardContains: CompilablePredic
     }
 }
 
-extension PredicateExpressions.StringCaseInsensitiveCompare: CompilablePredicateExpression {
+extension PredicateExpressions.StringCaseInsensitiveCompare: CompilablePredicateExpression where Root: CompilablePredicateExpression, Other: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
         print.visit(root)
         print.visit(other)

@@ -10,12 +10,17 @@ import OpenSwiftDataStore
 /// then a range on the next key part); with `fetchLimit` and no such index, an index
 /// whose order serves `sortBy`; else a scan. Every candidate still passes the whole
 /// predicate, so a plan narrows the rows and never changes the answer.
-struct QueryPlanner<T: PersistentModel> {
-    let filter: FetchQuery<T>.Filter
+///
+/// It is not generic in the model type, so planning looks up no generic metadata
+/// (the fetch path runs unspecialized from user modules); the sort arrives as slots.
+struct QueryPlanner {
+    let filter: FetchFilter
     let layout: EntityLayout
     /// The attribute slots of each ordered index of the entity.
     let indexes: [[Int]]
-    let sortBy: [SortDescriptor<T>]
+    /// The sort as (attribute slot, reverse) pairs, nil when there is none or a key
+    /// is not a stored attribute (`sortKeys(of:in:)`).
+    let sortKeys: [(slot: Int, reverse: Bool)]?
     let limited: Bool
 
     private struct Terms {
@@ -25,7 +30,7 @@ struct QueryPlanner<T: PersistentModel> {
         var inList: [Int: [Value]] = [:]
     }
 
-    func plan() -> FetchQuery<T>.Access {
+    func plan() -> FetchAccess {
         var terms = Terms()
         if case let .native(expression) = filter {
             for term in expression.conjuncts { collect(term, into: &terms) }
@@ -34,8 +39,8 @@ struct QueryPlanner<T: PersistentModel> {
             let key = slots.compactMap { terms.equal[$0] }
             if key.count == slots.count, !key.contains(where: \.isNull) { return .unique(constraint: c, key: key) }
         }
-        let order = sortKeys()
-        var best: (score: Int, plan: FetchQuery<T>.IndexPlan)?
+        let order = sortKeys
+        var best: (score: Int, plan: FetchIndexPlan)?
         for (i, slots) in indexes.enumerated() {
             guard var candidate = indexPlan(i, slots: slots, terms: terms) else { continue }
             applyOrder(order, to: &candidate, prefix: candidate.equalityPrefix)
@@ -53,7 +58,7 @@ struct QueryPlanner<T: PersistentModel> {
     }
 
     private struct Candidate {
-        var plan: FetchQuery<T>.IndexPlan
+        var plan: FetchIndexPlan
         var equalityPrefix: Int
         var score: Int
     }
@@ -93,7 +98,7 @@ struct QueryPlanner<T: PersistentModel> {
     }
 
     /// The sort as (attribute slot, reverse) pairs, when every key is a stored attribute.
-    private func sortKeys() -> [(slot: Int, reverse: Bool)]? {
+    static func sortKeys<T>(of sortBy: [SortDescriptor<T>], in layout: EntityLayout) -> [(slot: Int, reverse: Bool)]? {
         guard !sortBy.isEmpty else { return nil }
         var keys: [(slot: Int, reverse: Bool)] = []
         for sort in sortBy {

@@ -23,15 +23,38 @@ public struct BTree<Key: BTreeKey>: Sendable {
         }
     }
 
-    /// One end of a key range: `compare` says how a key lies against the bound
-    /// (negative below, zero tied, positive above), so a range can constrain a
-    /// prefix of a compound key or compare keys with values of another kind.
+    /// One end of a key range: a key of the tree's own type, or a prefix of values
+    /// (compared on its parts only, so a range can constrain a prefix of a compound
+    /// key, or hold a value of another kind than the index's keys).
+    /// Data, not a comparison closure, which would cost an allocation per bound.
     public struct Bound {
-        public var compare: (Key) -> Int
+        enum Target {
+            case key(Key)
+            case values([Value], Key.Decoding)
+        }
+
+        var target: Target
         public var inclusive: Bool
-        public init(inclusive: Bool, compare: @escaping (Key) -> Int) {
-            self.compare = compare
+
+        /// A bound at `key`.
+        public init(key: Key, inclusive: Bool) {
+            self.target = .key(key)
             self.inclusive = inclusive
+        }
+
+        /// A bound at the values of `prefix`, compared as `Value.indexCompare` orders them.
+        public init(_ prefix: [Value], inclusive: Bool, decoding: Key.Decoding) {
+            self.target = .values(prefix, decoding)
+            self.inclusive = inclusive
+        }
+
+        /// How `key` lies against the bound: negative below, zero tied, positive above.
+        @inline(__always)
+        func compare(_ key: Key) -> Int {
+            switch target {
+            case let .key(bound): Key.compare(key, bound)
+            case let .values(prefix, decoding): Key.compare(key, prefix: prefix, decoding: decoding)
+            }
         }
     }
 
@@ -237,9 +260,13 @@ public struct BTree<Key: BTreeKey>: Sendable {
             }
             guard start < end else { return true }
             if reverse {
-                for i in stride(from: end - 1, through: start, by: -1) where try !body(entries[i]) { return false }
+                for i in stride(from: end - 1, through: start, by: -1) {
+                    if try !body(entries[i]) { return false }
+                }
             } else {
-                for i in start..<end where try !body(entries[i]) { return false }
+                for i in start..<end {
+                    if try !body(entries[i]) { return false }
+                }
             }
             return true
         }
@@ -259,12 +286,12 @@ public struct BTree<Key: BTreeKey>: Sendable {
         }
         guard first <= last else { return true }
         if reverse {
-            for i in stride(from: last, through: first, by: -1) where try !scan(node.children[i], lower, upper, reverse, body) {
-                return false
+            for i in stride(from: last, through: first, by: -1) {
+                if try !scan(node.children[i], lower, upper, reverse, body) { return false }
             }
         } else {
-            for i in first...last where try !scan(node.children[i], lower, upper, reverse, body) {
-                return false
+            for i in first...last {
+                if try !scan(node.children[i], lower, upper, reverse, body) { return false }
             }
         }
         return true

@@ -9,21 +9,37 @@ import Foundation
 public protocol BTreeKey: Sendable {
     /// Three-way comparison in index order: negative, zero (tied) or positive.
     static func compare(_ a: Self, _ b: Self) -> Int
+    /// What reading a key back as values needs besides the key (a packed key's kind).
+    associatedtype Decoding: Sendable = Void
+    /// Three-way comparison of the first `min(parts, prefix.count)` parts with
+    /// `prefix`, in `Value.indexCompare`'s order: how bounds of values of another
+    /// kind than the keys' (`.double(1.5)` on an integer index) compare.
+    static func compare(_ key: Self, prefix: [Value], decoding: Decoding) -> Int
 }
 
-extension IndexKey: BTreeKey {}
+extension IndexKey: BTreeKey {
+    @inline(__always)
+    public static func compare(_ key: IndexKey, prefix: [Value], decoding: Void) -> Int { compare(key, prefix: prefix) }
+}
 
 /// A non-nil `Bool`, integer, `Double` or `Date` value as an order-preserving
 /// unsigned integer: `a < b` in index order exactly when `a.bits < b.bits`.
 ///
 /// `-0.0` packs as `0.0` and every NaN as one NaN above `+infinity`, as `Value`'s
 /// order ties and places them.
+///
+/// The kind is the index's, not the key's: entries stay 16 bytes.
 struct PackedKey: BTreeKey, Hashable {
     var bits: UInt64
 
     @inline(__always)
     static func compare(_ a: PackedKey, _ b: PackedKey) -> Int {
         a.bits == b.bits ? 0 : (a.bits < b.bits ? -1 : 1)
+    }
+
+    static func compare(_ key: PackedKey, prefix: [Value], decoding kind: ScalarKind) -> Int {
+        guard let first = prefix.first else { return 0 }
+        return Value.indexCompare(kind.unpack(key), first)
     }
 }
 
@@ -98,5 +114,10 @@ struct StringKey: BTreeKey {
     @inline(__always)
     static func compare(_ a: StringKey, _ b: StringKey) -> Int {
         a.string == b.string ? 0 : (a.string < b.string ? -1 : 1)
+    }
+
+    static func compare(_ key: StringKey, prefix: [Value], decoding: Void) -> Int {
+        guard let first = prefix.first else { return 0 }
+        return Value.indexCompare(.string(key.string), first)
     }
 }

@@ -19,16 +19,11 @@ extension BTree where Key == IndexKey {
     /// - Complexity: O(log n)
     public mutating func remove(_ values: [Value], row: RowID) { remove(IndexKey(values), row: row) }
 
-    /// The bound on general keys that `bound` gives.
-    static func bound(_ bound: IndexBound) -> Bound {
-        let prefix = bound.prefix
-        return Bound(inclusive: bound.inclusive) { IndexKey.compare($0, prefix: prefix) }
-    }
-
     /// Calls `body` with each entry between `lower` and `upper` (nil: unbounded), in
     /// index order or, with `reverse`, backwards, until `body` returns false.
     /// - Complexity: O(log n + k) for k entries visited.
     public func scan(from lower: IndexBound?, to upper: IndexBound?, reverse: Bool = false, _ body: (Entry) throws -> Bool) rethrows {
-        try scan(from: lower.map(Self.bound), to: upper.map(Self.bound), reverse: reverse, body)
+        try scan(from: lower.map { Bound($0.prefix, inclusive: $0.inclusive, decoding: ()) }, to: upper.map { Bound($0.prefix, inclusive: $0.inclusive, decoding: ()) },
+                 reverse: reverse, body)
     }
 }

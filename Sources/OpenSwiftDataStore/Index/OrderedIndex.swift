@@ -121,48 +121,53 @@ public struct OrderedIndex: Sendable {
     }
 
     /// Calls `body` with each entry between `lower` and `upper` (nil: unbounded), in
-    /// index order or, with `reverse`, backwards, until `body` returns false.
+    /// index order or, with `reverse`, backwards, until `body` returns false or throws.
+    ///
+    /// An error from `body` is caught inside the walk and thrown from here, so no
+    /// error crosses the B-tree's generic frames: Swift 6.3 debug builds released
+    /// the bounds twice on that path, freeing strings the table still held.
     /// - Complexity: O(log n + k) for k entries visited.
-    public func scan(
+    public func scan<Failure: Error>(
         from lower: IndexBound? = nil, to upper: IndexBound? = nil, reverse: Bool = false,
-        _ body: (IndexEntry) throws -> Bool
-    ) rethrows {
-        switch layout {
-        case let .scalar(kind):
-            let lowerKey = lower.map { Self.packedBound($0, kind) }, upperKey = upper.map { Self.packedBound($0, kind) }
-            try scalars.scan(from: lowerKey, to: upperKey, reverse: reverse) {
-                try body(IndexEntry(row: $0.row, stored: .scalar(kind, $0.key)))
-            }
-        case .string:
-            let lowerKey = lower.map { Self.stringBound($0) }, upperKey = upper.map { Self.stringBound($0) }
-            try strings.scan(from: lowerKey, to: upperKey, reverse: reverse) {
-                try body(IndexEntry(row: $0.row, stored: .string($0.key.string)))
-            }
-        case .general:
-            try general.scan(from: lower, to: upper, reverse: reverse) {
-                try body(IndexEntry(row: $0.row, stored: .general($0.key)))
+        _ body: (IndexEntry) throws(Failure) -> Bool
+    ) throws(Failure) {
+        var failure: Failure?
+        func visit(_ entry: IndexEntry) -> Bool {
+            do {
+                return try body(entry)
+            } catch {
+                failure = error
+                return false
             }
         }
+        switch layout {
+        case let .scalar(kind):
+            scalars.scan(from: lower.map { Self.packedBound($0, kind) }, to: upper.map { Self.packedBound($0, kind) }, reverse: reverse) {
+                visit(IndexEntry(row: $0.row, stored: .scalar(kind, $0.key)))
+            }
+        case .string:
+            strings.scan(from: lower.map { Self.stringBound($0) }, to: upper.map { Self.stringBound($0) }, reverse: reverse) {
+                visit(IndexEntry(row: $0.row, stored: .string($0.key.string)))
+            }
+        case .general:
+            general.scan(from: lower, to: upper, reverse: reverse) {
+                visit(IndexEntry(row: $0.row, stored: .general($0.key)))
+            }
+        }
+        if let failure { throw failure }
     }
 
     /// `bound` on packed keys: integer comparisons when its value packs, else value
     /// comparisons (a `.double` bound on an `.int` index, say).
     private static func packedBound(_ bound: IndexBound, _ kind: ScalarKind) -> BTree<PackedKey>.Bound {
-        guard let first = bound.prefix.first else { return .init(inclusive: bound.inclusive) { _ in 0 } }
-        if let packed = kind.pack(first) {
-            return .init(inclusive: bound.inclusive) { PackedKey.compare($0, packed) }
-        }
-        return .init(inclusive: bound.inclusive) { Value.indexCompare(kind.unpack($0), first) }
+        if let first = bound.prefix.first, let packed = kind.pack(first) { return .init(key: packed, inclusive: bound.inclusive) }
+        return .init(bound.prefix, inclusive: bound.inclusive, decoding: kind)
     }
 
     /// `bound` on string keys.
     private static func stringBound(_ bound: IndexBound) -> BTree<StringKey>.Bound {
-        guard let first = bound.prefix.first else { return .init(inclusive: bound.inclusive) { _ in 0 } }
-        if case let .string(string) = first {
-            let key = StringKey(string: string)
-            return .init(inclusive: bound.inclusive) { StringKey.compare($0, key) }
-        }
-        return .init(inclusive: bound.inclusive) { Value.indexCompare(.string($0.string), first) }
+        if case let .string(string)? = bound.prefix.first { return .init(key: StringKey(string: string), inclusive: bound.inclusive) }
+        return .init(bound.prefix, inclusive: bound.inclusive, decoding: ())
     }
 
     /// Traps unless the tree in use keeps its invariants (`BTree._checkInvariants`)
