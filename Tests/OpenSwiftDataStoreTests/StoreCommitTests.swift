@@ -126,4 +126,36 @@ import Testing
         #expect(store.current.lookup(unique: [.string("ann")], constraint: 0, of: 0) == nil)
         #expect(store.current.generation == 2)
     }
+
+    /// Temporary rows in any order (counting down as contexts make them, counting
+    /// up, shuffled) each find the row they became, and references between them
+    /// resolve.
+    @Test(arguments: ["down", "up", "shuffled"])
+    func everyTemporaryRowFindsItsPermanentRow(order: String) throws {
+        var rng = SplitMix(seed: 3)
+        var temporaries = (1...500).map { RowID(Int64(-$0)) }
+        switch order {
+        case "up": temporaries.reverse()
+        case "shuffled": temporaries.shuffle(using: &rng)
+        default: break
+        }
+        let store = Store(schema: Self.schema)
+        var changes = ChangeSet()
+        let team = RowID(-1_000)
+        changes.inserts.append(.init(entity: 1, temporaryID: team, row: [.string("Blue"), .references(Array(temporaries.prefix(3)))]))
+        for (i, temporary) in temporaries.enumerated() {
+            changes.inserts.append(.init(entity: 0, temporaryID: temporary, row: Self.person("p\(i)", Int64(i), team: team)))
+        }
+        let result = try store.commit(changes)
+        #expect(result.assigned.count == 501)
+        for (i, temporary) in temporaries.enumerated() {
+            let id = try #require(result.assigned[EntityRow(entity: 0, id: temporary)])
+            #expect(store.current.row(id, of: 0)?[0] == .string("p\(i)"))
+        }
+        // The same raw temporary value under another entity is another row.
+        #expect(result.assigned[EntityRow(entity: 1, id: temporaries[0])] == nil)
+        let teamID = try #require(result.assigned[EntityRow(entity: 1, id: team)])
+        let members = try temporaries.prefix(3).map { try #require(result.assigned[EntityRow(entity: 0, id: $0)]) }
+        #expect(store.current.row(teamID, of: 1)?[1] == .references(members))
+    }
 }

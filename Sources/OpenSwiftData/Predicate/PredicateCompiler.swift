@@ -97,13 +97,47 @@ struct PredicateCompiler {
     }
 
     /// Compiles a predicate's root, whose type is known only at run time: one
-    /// dynamic cast, after which every child is reached by static dispatch (each
-    /// node conforms only when its children do).
+    /// dynamic cast, after which children are reached by static dispatch (each node
+    /// conforms only when its children do; a few helpers over arithmetic, element
+    /// tests and ranges still cast).
     mutating func compile(_ expression: Any) throws -> Node {
         guard let compilable = expression as? any CompilablePredicateExpression else {
-            throw Unsupported(description: "\(Swift.type(of: expression)) is not compiled natively")
+            // One node anywhere the compiler does not know makes the root not conform.
+            // Key paths to properties that are not stored are still an error, as when
+            // compiling reached them (the fallback would read default values).
+            try Self.requireStoredKeyPaths(in: expression, container: container)
+            let node = Self.firstUnsupportedNode(in: expression) ?? Swift.type(of: expression)
+            throw Unsupported(description: "\(node) is not compiled natively")
         }
         return try compilable.compile(with: &self)
+    }
+
+    /// Throws `unsupportedKeyPath` for a key path in the predicate's expressions to a
+    /// property of a model that is not stored (`@Transient`, computed).
+    static func requireStoredKeyPaths(in node: Any, container: ModelContainer) throws {
+        for child in Mirror(reflecting: node).children {
+            if let keyPath = child.value as? AnyKeyPath {
+                guard let model = Swift.type(of: keyPath).rootType as? any PersistentModel.Type,
+                      let entity = try? container.entityIndex(of: model) else { continue }
+                let layout = container.layout(at: entity)
+                guard layout.slots[keyPath] == nil else { continue }
+                throw SwiftDataError(
+                    .unsupportedKeyPath,
+                    "\(keyPath) is not a stored property of \(layout.name) (it is @Transient or computed); predicates can only use stored properties")
+            }
+            // Only expressions are walked: a captured value is data, not a predicate.
+            if child.value is any PredicateExpression { try requireStoredKeyPaths(in: child.value, container: container) }
+        }
+    }
+
+    /// The type of the deepest expression the compiler does not know: one that does not
+    /// conform although every expression below it does.
+    static func firstUnsupportedNode(in node: Any) -> Any.Type? {
+        guard !(node is any CompilablePredicateExpression) else { return nil }
+        for child in Mirror(reflecting: node).children where child.value is any PredicateExpression {
+            if let deeper = firstUnsupportedNode(in: child.value) { return deeper }
+        }
+        return Swift.type(of: node)
     }
 
     /// Compiles a child node.

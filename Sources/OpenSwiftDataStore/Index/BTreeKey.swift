@@ -73,8 +73,10 @@ enum ScalarKind: Sendable, Hashable {
         }
     }
 
-    /// The value `key` packs; `pack(unpack(k)) == k`, and the value equals (`==`)
-    /// the one packed, but for the sign of zero.
+    /// The value `key` packs; `pack(unpack(k)) == k`. The value is the one packed
+    /// but for `-0.0`, which comes back as `0.0` (still `==`), and NaN, which comes
+    /// back as the standard NaN (never `==` anyway): index order and equality are
+    /// the same, the bits may not be.
     func unpack(_ key: PackedKey) -> Value {
         switch self {
         case .int: .int(Int64(bitPattern: key.bits ^ (1 << 63)))

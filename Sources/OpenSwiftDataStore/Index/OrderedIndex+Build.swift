@@ -27,30 +27,38 @@ extension OrderedIndex {
 
     /// An index over `slots` of `entity` holding every row of `table`, from `order`
     /// (the snapshot's rows in index order) for rows the journal did not touch,
-    /// merged with the touched rows that still exist. Nil if `order` is not the
-    /// snapshot's rows in index order, or a value does not fit the index's keys.
+    /// merged with the touched rows that still exist, on packed keys when every value
+    /// packs, else on general keys. Nil if `order` is not the snapshot's rows in
+    /// index order.
     /// - Complexity: O(n + k log k) for n rows and k touched ones
     public init?(slots: [Int], of entity: EntityDescription, table: Table, order: [RowID], touched: Set<RowID>) {
         self.init(slots: slots, of: entity)
+        let slot = slots[0]
         switch layout {
         case let .scalar(kind):
-            let slot = slots[0]
-            guard let entries = IndexOrder.merged(order, table: table, touched: touched, key: { id in
+            if let entries = IndexOrder.merged(order, table: table, touched: touched, key: { id in
                 table.value(id, slot: slot).flatMap(kind.pack)
-            }) else { return nil }
-            scalars = BTree(sorted: entries)
+            }) {
+                scalars = BTree(sorted: entries)
+                return
+            }
         case .string:
-            let slot = slots[0]
-            guard let entries = IndexOrder.merged(order, table: table, touched: touched, key: { id in
+            if let entries = IndexOrder.merged(order, table: table, touched: touched, key: { id in
                 table.value(id, slot: slot).flatMap(StringKey.init(packing:))
-            }) else { return nil }
-            strings = BTree(sorted: entries)
+            }) {
+                strings = BTree(sorted: entries)
+                return
+            }
         case .general:
-            guard let entries = IndexOrder.merged(order, table: table, touched: touched, key: { id in
-                IndexOrder.key(of: id, in: table, slots: slots)
-            }) else { return nil }
-            general = BTree(sorted: entries)
+            break
         }
+        // An index that had gone general (a value that does not pack) keeps its
+        // stored order: packed and general keys order alike.
+        guard let entries = IndexOrder.merged(order, table: table, touched: touched, key: { id in
+            IndexOrder.key(of: id, in: table, slots: slots)
+        }) else { return nil }
+        layout = .general
+        general = BTree(sorted: entries)
     }
 }
 

@@ -140,7 +140,8 @@ public final class Store: Sendable {
 
         // Sized up front: growing these by doubling would hold both buffers at once
         // at the peak of a large save.
-        var assigned: [EntityRow: RowID] = Dictionary(minimumCapacity: changes.inserts.count)
+        var assigned = AssignedRows()
+        assigned.reserveCapacity(changes.inserts.count)
         var upserted: Set<EntityRow> = []
         var inserted: [EntityRow] = []
         inserted.reserveCapacity(changes.inserts.count)
@@ -174,12 +175,13 @@ public final class Store: Sendable {
                     unresolved.append(EntityRow(entity: insert.entity, id: id))
                 }
             }
-            assigned[temporary] = id
+            assigned.append(temporary, id)
             written.append(EntityRow(entity: insert.entity, id: id))
         }
+        assigned.seal()
 
         for update in changes.updates {
-            let id = assigned[EntityRow(entity: update.entity, id: update.id)] ?? update.id
+            let id = update.id.isTemporary ? assigned[EntityRow(entity: update.entity, id: update.id)] ?? update.id : update.id
             // A row another context deleted meanwhile stays deleted: the delete wins.
             guard var row = version.row(id, of: update.entity) else { continue }
             for (slot, value) in update.values { row[slot] = value }
@@ -264,7 +266,7 @@ public final class Store: Sendable {
 
     /// Rewrites references to temporary rows; a temporary row that was never
     /// inserted becomes no reference at all.
-    private static func resolve(_ row: Row, of entity: EntityDescription, schema: StoreSchema, assigned: [EntityRow: RowID]) -> Row {
+    private static func resolve(_ row: Row, of entity: EntityDescription, schema: StoreSchema, assigned: AssignedRows) -> Row {
         var row = row
         for (j, relationship) in entity.relationships.enumerated() {
             let slot = entity.slot(ofRelationship: j)

@@ -13,11 +13,22 @@ extension StoreVersion {
                 var expected: [RowID: IndexKey] = [:]
                 expected.reserveCapacity(table.count)
                 table.forEach { id, row in expected[id] = index.key(of: row) }
+                // Packed keys are the attribute's own, or the index went general.
+                precondition(index.layout == .general || index.layout == OrderedIndex.layout(slots: index.slots, of: schema.entities[e]),
+                             "\(schema.entities[e].name) index \(index.slots): layout \(index.layout)")
                 var seen = Set<RowID>()
+                var previous: IndexKey?
                 index.scan { entry in
                     precondition(seen.insert(entry.row).inserted, "\(schema.entities[e].name) index \(index.slots): row \(entry.row) twice")
-                    precondition(expected[entry.row] == entry.key || entry.key.values.contains { $0 != $0 },
-                                 "\(schema.entities[e].name) index \(index.slots): row \(entry.row) indexed under \(entry.key)")
+                    // The keys read back as values are in `Value`'s order: a packing that
+                    // broke it would pass the tree's own check, which compares packed keys.
+                    let key = entry.key
+                    if let previous {
+                        precondition(IndexKey.compare(previous, key) <= 0, "\(schema.entities[e].name) index \(index.slots): \(previous) before \(key)")
+                    }
+                    previous = key
+                    precondition(expected[entry.row] == key || key.values.contains { $0 != $0 },
+                                 "\(schema.entities[e].name) index \(index.slots): row \(entry.row) indexed under \(key)")
                     return true
                 }
             }

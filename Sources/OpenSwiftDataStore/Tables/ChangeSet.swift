@@ -61,7 +61,7 @@ public struct CommitResult: Sendable {
     /// The generation of the version the commit published.
     public var generation: UInt64
     /// Permanent identifiers for the temporary ones of the change set.
-    public var assigned: [EntityRow: RowID]
+    public var assigned: AssignedRows
     /// Temporary rows whose unique key already existed: they updated that row (upsert).
     public var upserted: Set<EntityRow>
     public var inserted: [EntityRow]

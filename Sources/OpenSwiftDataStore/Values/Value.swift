@@ -81,7 +81,10 @@ extension Value: Comparable {
         case (.int, .uint), (.uint, .int), (.int, .double), (.double, .int), (.uint, .double), (.double, .uint):
             return mixedNumberOrder(lhs, rhs) < 0
         case let (.string(a), .string(b)): return a < b
-        case let (.date(a), .date(b)): return a < b
+        case let (.date(a), .date(b)):
+            // As doubles: a NaN date (from a document or a computation) sorts above every other.
+            let (s, t) = (a.timeIntervalSinceReferenceDate, b.timeIntervalSinceReferenceDate)
+            return s < t || (!s.isNaN && t.isNaN)
         case let (.data(a), .data(b)): return a.lexicographicallyPrecedes(b)
         case let (.uuid(a), .uuid(b)): return a.uuidString < b.uuidString
         case let (.url(a), .url(b)): return a.absoluteString < b.absoluteString

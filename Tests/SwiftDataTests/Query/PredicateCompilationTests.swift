@@ -107,5 +107,41 @@ import Testing
         #expect(throws: SwiftDataError.unsupportedKeyPath) {
             try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.isSelected }))
         }
+        // Also beside a node the compiler does not know (a dictionary subscript), on
+        // either side: the fallback would read the transient property's default value.
+        let container = try ModelContainer(for: ScoredEntry.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let scored = ModelContext(container)
+        scored.insert(ScoredEntry(name: "a", scores: ["a": 1]))
+        try scored.save()
+        #expect(throws: SwiftDataError.unsupportedKeyPath) {
+            try scored.fetch(FetchDescriptor<ScoredEntry>(predicate: #Predicate { $0.isPicked || $0.scores["a"] == 1 }))
+        }
+        #expect(throws: SwiftDataError.unsupportedKeyPath) {
+            try scored.fetch(FetchDescriptor<ScoredEntry>(predicate: #Predicate { $0.scores["a"] == 1 && !$0.isPicked }))
+        }
+        // Without the transient property, the same node falls back to models, and
+        // `explain` names that node, not the whole predicate.
+        let explanation = try scored.explain(
+            FetchDescriptor<ScoredEntry>(predicate: #Predicate { $0.name == "a" && $0.scores["a"] == 1 }))
+        guard case let .fallback(reason) = explanation.filtering else {
+            Issue.record("expected a fallback, got \(explanation.filtering)")
+            return
+        }
+        #expect(reason.contains("DictionaryKeySubscript<") && !reason.contains("Conjunction"), "\(reason)")
+        #expect(explanation.resultCount == 1)
+    }
+}
+
+/// A model with a transient property and a dictionary attribute (whose subscript
+/// predicates are evaluated on models).
+@Model
+final class ScoredEntry {
+    var name: String
+    var scores: [String: Double]
+    @Transient var isPicked: Bool = false
+
+    init(name: String, scores: [String: Double]) {
+        self.name = name
+        self.scores = scores
     }
 }
