@@ -112,6 +112,25 @@ import Testing
         #expect(Self.entries(tree).first?.row == sorted[1].row)
     }
 
+    /// Keys inserted in order leave full leaves behind (as a bulk build would), in
+    /// trees three levels deep; keys in other orders still split in half.
+    @Test func keysInOrderFillTheirLeaves() {
+        var ascending = BTree<IndexKey>()
+        for i in 0..<10_000 { ascending.insert([.int(Int64(i))], row: RowID(Int64(i + 1))) }
+        ascending._checkInvariants()
+        #expect(ascending._leafCount == (10_000 + 63) / 64)
+        #expect(Self.entries(ascending).map(\.row) == (1...10_000).map { RowID(Int64($0)) })
+        // A later insert in the middle splits a full leaf; order and counts hold.
+        ascending.insert([.int(5_000)], row: RowID(20_000))
+        ascending._checkInvariants()
+        #expect(ascending.count == 10_001)
+        var descending = BTree<IndexKey>()
+        for i in (0..<10_000).reversed() { descending.insert([.int(Int64(i))], row: RowID(Int64(i + 1))) }
+        descending._checkInvariants()
+        #expect(Self.entries(descending).map(\.row) == (1...10_000).map { RowID(Int64($0)) })
+        #expect(descending._leafCount > ascending._leafCount)
+    }
+
     @Test func copiesAreIndependent() {
         var original = BTree<IndexKey>()
         for i in 0..<1_000 { original.insert([.int(Int64(i))], row: RowID(Int64(i + 1))) }

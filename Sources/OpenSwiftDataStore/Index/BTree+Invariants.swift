@@ -37,3 +37,13 @@ extension BTree {
         precondition(entries == count, "count \(count) but \(entries) entries")
     }
 }
+
+extension BTree {
+    /// The number of leaves: with `count`, how full the tree is (tests check that keys
+    /// inserted in order fill their leaves).
+    /// - Complexity: O(nodes)
+    public var _leafCount: Int {
+        func leaves(_ node: Node) -> Int { node.isLeaf ? 1 : node.children.reduce(0) { $0 + leaves($1) } }
+        return leaves(root)
+    }
+}

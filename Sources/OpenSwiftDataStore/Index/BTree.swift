@@ -168,8 +168,13 @@ public struct BTree<Key: BTreeKey>: Sendable {
             }
             node.entries.insert(entry, at: low)
             guard node.entries.count > capacity else { return nil }
-            let right = Node(entries: Array(node.entries[(capacity / 2)...]))
-            node.entries.removeSubrange((capacity / 2)...)
+            // Keys arriving in order (each past the last) leave full nodes behind, as a
+            // bulk build would; others split in half. Both halves get buffers of their
+            // own size: the one that overflowed had doubled to twice the capacity, and
+            // a node keys stop arriving in kept that slack for good.
+            let cut = low == capacity ? capacity : capacity / 2
+            let right = Node(entries: Array(node.entries[cut...]))
+            node.entries = Array(node.entries[..<cut])
             return (right.entries[0], right)
         }
         let i = childIndex(for: entry, in: node)
@@ -178,11 +183,11 @@ public struct BTree<Key: BTreeKey>: Sendable {
         node.separators.insert(separator, at: i)
         node.children.insert(right, at: i + 1)
         guard node.children.count > capacity else { return nil }
-        let mid = node.children.count / 2
+        let mid = i + 1 == capacity ? capacity : node.children.count / 2
         let promoted = node.separators[mid - 1]
         let sibling = Node(separators: Array(node.separators[mid...]), children: Array(node.children[mid...]))
-        node.separators.removeSubrange((mid - 1)...)
-        node.children.removeSubrange(mid...)
+        node.separators = Array(node.separators[..<(mid - 1)])
+        node.children = Array(node.children[..<mid])
         return (promoted, sibling)
     }
 
