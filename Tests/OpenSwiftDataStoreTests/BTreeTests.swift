@@ -129,6 +129,14 @@ import Testing
         descending._checkInvariants()
         #expect(Self.entries(descending).map(\.row) == (1...10_000).map { RowID(Int64($0)) })
         #expect(descending._leafCount > ascending._leafCount)
+        // Keys counting down above a full last leaf land past the end of the leaf
+        // before it, which is not the last: those split in half, not one leaf per key.
+        var above = BTree<IndexKey>()
+        for i in 0..<64 { above.insert([.int(Int64(i))], row: RowID(Int64(i + 1))) }
+        for i in (1_000...2_000).reversed() { above.insert([.int(Int64(i))], row: RowID(Int64(i + 1))) }
+        above._checkInvariants()
+        #expect(above.count == 64 + 1_001)
+        #expect(above._leafCount < 2 * (64 + 1_001) / 32)
     }
 
     @Test func copiesAreIndependent() {

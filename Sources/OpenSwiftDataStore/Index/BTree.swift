@@ -139,7 +139,7 @@ public struct BTree<Key: BTreeKey>: Sendable {
     /// - Complexity: O(log n); copies the nodes on one path when they are shared.
     public mutating func insert(_ key: Key, row: RowID) {
         if !isKnownUniquelyReferenced(&root) { root = root.copy() }
-        if let (separator, right) = Self.insert(Entry(key: key, row: row), into: root) {
+        if let (separator, right) = Self.insert(Entry(key: key, row: row), into: root, rightmost: true) {
             root = Node(separators: [separator], children: [root, right])
         }
         count += 1
@@ -161,29 +161,32 @@ public struct BTree<Key: BTreeKey>: Sendable {
         }
     }
 
-    private static func insert(_ entry: Entry, into node: Node) -> (Entry, Node)? {
+    /// `rightmost`: whether `node` is the last node of its level (every key above it
+    /// goes to it).
+    private static func insert(_ entry: Entry, into node: Node, rightmost: Bool) -> (Entry, Node)? {
         if node.isLeaf {
             let low = node.entries.withUnsafeBufferPointer { entries in
                 firstIndex(in: entries.count) { !less(entries[$0], entry) }
             }
             node.entries.insert(entry, at: low)
             guard node.entries.count > capacity else { return nil }
-            // Keys arriving in order (each past the last) leave full nodes behind, as a
-            // bulk build would; others split in half. Both halves get buffers of their
-            // own size: the one that overflowed had doubled to twice the capacity, and
-            // a node keys stop arriving in kept that slack for good.
-            let cut = low == capacity ? capacity : capacity / 2
+            // Keys arriving in order (each above every key in the tree) leave full nodes
+            // behind, as a bulk build would; other splits are in half. Both halves get
+            // buffers of their own size: the one that overflowed had doubled to twice
+            // the capacity, and a node keys stop arriving in kept that slack for good.
+            let cut = rightmost && low == capacity ? capacity : capacity / 2
             let right = Node(entries: Array(node.entries[cut...]))
             node.entries = Array(node.entries[..<cut])
             return (right.entries[0], right)
         }
         let i = childIndex(for: entry, in: node)
         if !isKnownUniquelyReferenced(&node.children[i]) { node.children[i] = node.children[i].copy() }
-        guard let (separator, right) = insert(entry, into: node.children[i]) else { return nil }
+        guard let (separator, right) = insert(entry, into: node.children[i], rightmost: rightmost && i == node.children.count - 1)
+        else { return nil }
         node.separators.insert(separator, at: i)
         node.children.insert(right, at: i + 1)
         guard node.children.count > capacity else { return nil }
-        let mid = i + 1 == capacity ? capacity : node.children.count / 2
+        let mid = rightmost && i + 1 == capacity ? capacity : node.children.count / 2
         let promoted = node.separators[mid - 1]
         let sibling = Node(separators: Array(node.separators[mid...]), children: Array(node.children[mid...]))
         node.separators = Array(node.separators[..<(mid - 1)])
