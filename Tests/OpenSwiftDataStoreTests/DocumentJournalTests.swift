@@ -7,10 +7,7 @@ import Testing
     let folder: TemporaryFolder
     init() throws { folder = try TemporaryFolder() }
 
-    func openStore(_ path: String) throws -> Store {
-        let (document, version) = try Document.open(path: path, schema: DocumentFixture.schema)
-        return Store(document: document, version: version)
-    }
+    func openStore(_ path: String) throws -> Store { try DocumentFixture.openStore(path) }
 
     @Test func everyValueKindSurvivesSaveAndReopen() throws {
         defer { folder.remove() }

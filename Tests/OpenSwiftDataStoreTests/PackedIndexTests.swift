@@ -217,10 +217,7 @@ import Testing
     let folder: TemporaryFolder
     init() throws { folder = try TemporaryFolder() }
 
-    func open(_ path: String) throws -> Store {
-        let (document, version) = try Document.open(path: path, schema: PackedIndexTests.schema)
-        return Store(document: document, version: version)
-    }
+    func open(_ path: String) throws -> Store { try DocumentFixture.openStore(path, schema: PackedIndexTests.schema) }
 
     static func scans(_ version: StoreVersion) -> [[RowID]] {
         version.orderedIndexes[0].map { PackedIndexTests.scan($0, from: nil, to: nil) }

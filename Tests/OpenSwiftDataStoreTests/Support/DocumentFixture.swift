@@ -18,6 +18,12 @@ struct TemporaryFolder {
 /// A schema with a value of every kind, external storage and both kinds of
 /// relationship, and a deterministic history of saves over it.
 enum DocumentFixture {
+    /// A store over the document at `path` (made if missing), with `schema`.
+    static func openStore(_ path: String, schema: StoreSchema = schema) throws -> Store {
+        let (document, version) = try Document.open(path: path, schema: schema)
+        return Store(document: document, version: version)
+    }
+
     static let schema = StoreSchema(entities: [
         EntityDescription(
             name: "Item",
