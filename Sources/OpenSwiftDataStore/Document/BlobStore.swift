@@ -8,7 +8,9 @@ import Foundation
 /// Blobs are written and synced before the frame that refers to them, verified
 /// against their name when read, and removed by compaction once no snapshot row
 /// refers to them. Public for tools that inspect the folder (`osd verify`).
-public final class BlobStore {
+/// Sendable: its one mutable property is guarded by `lock` (an open loads blobs
+/// from several threads).
+public final class BlobStore: @unchecked Sendable {
     /// `.externalStorage` values shorter than this stay inline in their row.
     static let inlineLimit = 16 * 1024
 

@@ -99,7 +99,7 @@ public final class Document: @unchecked Sendable {
             }
             let bytes = try file.readAll()
             let contents = try DocumentReader.read(bytes: bytes, path: path, expected: schema, blobs: .load)
-            guard contents.formatMinor <= DocumentFormat.minor else {
+            guard !DocumentFormat.isNewer(major: contents.formatMajor, minor: contents.formatMinor) else {
                 throw .unsupportedFormat(path: path, major: contents.formatMajor, minor: contents.formatMinor)
             }
             if contents.validLength < bytes.count {
@@ -108,9 +108,11 @@ public final class Document: @unchecked Sendable {
                 try keepTornTail(Array(bytes[contents.validLength...]), of: path, at: contents.validLength)
             }
             let document = Document(path: path, file: file, readOnly: false, contents: contents, durability: durability)
-            if contents.needsRewrite {
+            if contents.needsRewrite || contents.formatMajor < DocumentFormat.major {
                 // Journal frames name entities by position: put the file in the
                 // application's order first (the fresh snapshot leaves any torn tail behind).
+                // An older format is converted the same way, once: compaction writes a
+                // new file beside it and renames it over, so a crash keeps one of the two.
                 try document.compact(contents.version)
             } else if contents.validLength < bytes.count {
                 try file.truncate(to: contents.validLength)

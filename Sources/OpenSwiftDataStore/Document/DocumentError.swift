@@ -33,7 +33,7 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
         switch self {
         case let .notADocument(path): "\(path) is not an OpenSwiftData document"
         case let .unsupportedFormat(path, major, minor):
-            "\(path) has document format \(major).\(minor); this build reads \(DocumentFormat.major).x and writes \(DocumentFormat.major).\(DocumentFormat.minor)"
+            "\(path) has document format \(major).\(minor); this build reads \(DocumentFormat.knownMinors.keys.sorted().map { "\($0).x" }.joined(separator: " and ")) and writes \(DocumentFormat.major).\(DocumentFormat.minor)"
         case let .damaged(path, offset, reason): "\(path) is damaged at byte \(offset): \(reason)"
         case let .schemaMismatch(path, reason): "\(path) was written with another schema: \(reason)"
         case let .locked(path): "\(path) is open for writing in another process or container"

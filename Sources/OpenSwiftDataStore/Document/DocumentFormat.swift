@@ -7,12 +7,23 @@ import Foundation
 /// save. Every frame carries its own checksums, so a reader can tell a torn last
 /// frame (dropped) from damage anywhere else (an error).
 public enum DocumentFormat {
-    /// Incompatible changes bump `major`: readers refuse documents of another major.
-    public static let major = 1
+    /// Incompatible changes bump `major`. Format 2 stores snapshot rows in column
+    /// frames; this build reads formats 1 and 2 and writes 2 (a writable open
+    /// rewrites a format-1 document once). Readers refuse other majors.
+    public static let major = 2
     /// Additions an older reader can ignore bump `minor` (today: header flag bits
     /// and reserved fields only). Readers try newer minors and report
     /// `unsupportedFormat` if they meet something unknown; writers refuse them.
     public static let minor = 0
+    /// The majors this build reads, each with the newest minor it knows.
+    static let knownMinors: [Int: Int] = [1: 0, 2: 0]
+
+    /// Whether `major.minor` is newer than this build knows (a reader tries it; a
+    /// writer refuses it).
+    static func isNewer(major: Int, minor: Int) -> Bool {
+        guard let known = knownMinors[major] else { return true }
+        return minor > known
+    }
 
     static let magic: [UInt8] = Array("OSDDOC\r\n".utf8)
     static let headerSize = 32
@@ -20,10 +31,8 @@ public enum DocumentFormat {
     static let frameMarker: UInt32 = 0x4644_534F
     static let frameHeaderSize = 20
     static let frameTrailerSize = 4
-    /// Row frames hold at most this many rows, so sections stay well under 4 GiB
-    /// and compress in pieces.
-    static let rowsPerFrame = 16_384
-    /// Row frames are also cut once their payload passes this many bytes.
+    /// A column frame whose payload passes this many bytes is split (row frames of
+    /// format 1 were cut there too).
     static let bytesPerFrame = 64 << 20
     /// Frame lengths are 32-bit.
     static let maximumFrameBytes = Int(UInt32.max)
@@ -60,6 +69,8 @@ public enum FrameKind: UInt8, Sendable, CustomStringConvertible {
     /// The rows of one ordered index, in index order: opening builds the B-tree
     /// from it in O(n) instead of sorting.
     case indexOrder = 5
+    /// Up to 4,096 rows of one entity, column by column (format 2 snapshots).
+    case columns = 6
 
     public var description: String {
         switch self {
@@ -68,6 +79,7 @@ public enum FrameKind: UInt8, Sendable, CustomStringConvertible {
         case .snapshotEnd: "snapshot end"
         case .commit: "commit"
         case .indexOrder: "index order"
+        case .columns: "columns"
         }
     }
 }
@@ -108,7 +120,7 @@ struct DocumentHeader: Equatable {
         let generation = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 16, as: UInt64.self)) }
         let header = DocumentHeader(
             major: Int(version & 0xFFFF), minor: Int(version >> 16), flags: field32(12), generation: generation)
-        guard header.major == DocumentFormat.major else {
+        guard DocumentFormat.knownMinors[header.major] != nil else {
             throw .unsupportedFormat(path: path, major: header.major, minor: header.minor)
         }
         guard header.generation < UInt64(Int64.max) else {
@@ -235,12 +247,31 @@ enum Frame {
         return try? reader.varint()
     }
 
-    /// A frame read back, payload decompressed.
+    /// A frame read back, payload decompressed (unless `compressedRawLength` is set).
     struct Scanned {
         var kind: FrameKind
         var offset: Int
         var length: Int
         var payload: [UInt8]
+        /// The raw length of a payload left compressed (`scan(…, deferring:)`):
+        /// `decompressed(path:)` gives the payload.
+        var compressedRawLength: Int?
+
+        /// The payload's raw length.
+        var rawLength: Int { compressedRawLength ?? payload.count }
+
+        /// The payload, decompressed if the scan left it compressed. Safe to call
+        /// from several threads at once for different frames.
+        func decompressed(path: String) throws(DocumentError) -> [UInt8] {
+            guard let rawLength = compressedRawLength else { return payload }
+            switch payload.withUnsafeBytes({ Zstd.decompress($0, size: rawLength) }) {
+            case let .success(bytes): return bytes
+            case let .failure(failure):
+                throw .damaged(
+                    path: path, offset: offset + DocumentFormat.frameHeaderSize,
+                    reason: "\(kind) frame does not decompress: \(failure.reason)")
+            }
+        }
     }
 
     enum Scan {
@@ -260,8 +291,11 @@ enum Frame {
     ///   - budget: payload bytes the reader may still decompress; the frame's raw
     ///     length is taken from it before anything is allocated.
     ///   - generation: in the journal, the generation of the last whole commit.
+    ///   - deferring: kinds whose payload is returned still compressed, for the
+    ///     caller to decompress (on other threads).
     static func scan(
-        _ file: [UInt8], at offset: Int, path: String, budget: inout Int, generation: UInt64? = nil
+        _ file: [UInt8], at offset: Int, path: String, budget: inout Int, generation: UInt64? = nil,
+        deferring: FrameKind? = nil
     ) throws(DocumentError) -> Scan {
         let remaining = file.count - offset
         if remaining == 0 { return .end }
@@ -318,6 +352,9 @@ enum Frame {
             }
             payload = stored
         case 1:
+            if kind == deferring {
+                return .frame(Scanned(kind: kind, offset: offset, length: length, payload: stored, compressedRawLength: rawLength))
+            }
             switch stored.withUnsafeBytes({ Zstd.decompress($0, size: rawLength) }) {
             case let .success(bytes): payload = bytes
             case let .failure(failure):

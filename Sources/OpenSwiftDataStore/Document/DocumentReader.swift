@@ -67,7 +67,7 @@ public struct DocumentReader {
         let header = try DocumentHeader.decode(bytes, path: path)
         do {
             return try read(bytes: bytes, header: header, path: path, expected: expected, blobs: policy)
-        } catch .damaged where header.minor > DocumentFormat.minor {
+        } catch .damaged where DocumentFormat.isNewer(major: header.major, minor: header.minor) {
             // A newer minor may use what this build does not know: say so, not "damaged".
             throw .unsupportedFormat(path: path, major: header.major, minor: header.minor)
         }
@@ -86,9 +86,9 @@ public struct DocumentReader {
         var budget = DocumentFormat.expansionBudget(fileSize: bytes.count)
 
         func next(inSnapshot: Bool) throws(DocumentError) -> Frame.Scanned? {
-            switch try Frame.scan(bytes, at: offset, path: path, budget: &budget) {
+            switch try Frame.scan(bytes, at: offset, path: path, budget: &budget, deferring: .columns) {
             case let .frame(frame):
-                frames.append(FrameSummary(kind: frame.kind, offset: frame.offset, length: frame.length, rawLength: frame.payload.count))
+                frames.append(FrameSummary(kind: frame.kind, offset: frame.offset, length: frame.length, rawLength: frame.rawLength))
                 offset += frame.length
                 return frame
             case let .torn(at, reason):
@@ -144,8 +144,33 @@ public struct DocumentReader {
         }
         var tables = schema.entities.map { Table(entity: $0) }
         var orders: [[[RowID]?]] = schema.entities.map { $0.orderedIndexSlots.map { _ in nil } }
+        // Column frames are decompressed and decoded on every core, a batch at a
+        // time, and their segments appended in file order.
+        var batch: [Frame.Scanned] = []
+        let batchSize = 2 * max(1, ProcessInfo.processInfo.activeProcessorCount)
+        func appendColumns() throws(DocumentError) {
+            guard !batch.isEmpty else { return }
+            let decoded = ColumnFrame.decode(batch, schema: schema, path: path, blobs: blobStore, policy: policy)
+            for (frame, result) in zip(batch, decoded) {
+                let columns = try result.get()
+                for reference in columns.blobs { blobs[reference.name] = reference.length }
+                guard columns.segment.firstID > (tables[columns.entity].lastRawID ?? 0) else {
+                    throw .damaged(
+                        path: path, offset: frame.offset + DocumentFormat.frameHeaderSize,
+                        reason: "columns frame: row identifiers out of order or stored twice")
+                }
+                tables[columns.entity].append(segment: columns.segment)
+            }
+            batch.removeAll()
+        }
         while true {
             guard let frame = try next(inSnapshot: true) else { break }
+            if frame.kind == .columns {
+                batch.append(frame)
+                if batch.count == batchSize { try appendColumns() }
+                continue
+            }
+            try appendColumns()
             if frame.kind == .indexOrder {
                 try decode(frame) { (r: inout ByteReader) throws(ByteReader.Failure) in
                     let e = try r.count()

@@ -1,7 +1,8 @@
 import Foundation
 
-/// The snapshot: a document's header, schema frame, row frames and snapshot-end
-/// frame, written whole by compaction (and when a document is created).
+/// The snapshot: a document's header, schema frame, column frames, index-order
+/// frames and snapshot-end frame, written whole by compaction (and when a
+/// document is created).
 enum Snapshot {
     /// The snapshot of `version` as file bytes; `external` stores each large
     /// external-storage value and returns its reference (the names it returns are
@@ -22,38 +23,9 @@ enum Snapshot {
         pending.submit(.schema, schemaWriter.bytes)
 
         for (e, table) in version.tables.enumerated() {
-            let entity = schema.entities[e]
-            var writer = ByteWriter(capacity: 1 << 20)
-            var rowsInFrame = 0
-            var previous: Int64 = 0
-            func flush() throws(DocumentError) {
-                guard rowsInFrame > 0 else { return }
-                var frame = ByteWriter(capacity: writer.bytes.count + 16)
-                frame.varint(e)
-                frame.varint(rowsInFrame)
-                frame.raw(writer.bytes)
-                pending.submit(.rows, frame.bytes)
-                writer = ByteWriter(capacity: 1 << 20)
-                rowsInFrame = 0
-                previous = 0
+            try ColumnFrame.encode(table, entity: e, of: schema.entities[e], external: external) { payload in
+                pending.submit(.columns, payload)
             }
-            var failure: DocumentError?
-            table.forEach { id, row in
-                guard failure == nil else { return }
-                writer.varint(UInt64(id.rawValue - previous))
-                previous = id.rawValue
-                do throws(DocumentError) {
-                    try writer.row(row, of: entity, external: external)
-                    rowsInFrame += 1
-                    if rowsInFrame == DocumentFormat.rowsPerFrame || writer.bytes.count >= DocumentFormat.bytesPerFrame {
-                        try flush()
-                    }
-                } catch {
-                    failure = error
-                }
-            }
-            if let failure { throw failure }
-            try flush()
         }
 
         // Each ordered index's rows in index order, so an open needs no sort.

@@ -66,6 +66,27 @@ struct Column: Sendable {
         self.kind = kind
     }
 
+    /// A column of `count` positions whose buffers were read whole (a document's
+    /// column frame): `present` and the buffer `kind` names must cover `count`
+    /// positions, with zero values, `""` and `[]` where a value is nil, as `clear`
+    /// leaves them.
+    init(
+        kind: ColumnKind, count: Int, present: [UInt64], ints: [Int64] = [], uints: [UInt64] = [],
+        doubles: [Double] = [], strings: [String] = [], lists: [[RowID]] = [], values: [Value] = [],
+        bits: [UInt64] = []
+    ) {
+        self.kind = kind
+        self.count = count
+        self.present = present
+        self.ints = ints
+        self.uints = uints
+        self.doubles = doubles
+        self.strings = strings
+        self.lists = lists
+        self.values = values
+        self.bits = bits
+    }
+
     // MARK: Reading
 
     /// The value at `position`.

@@ -18,6 +18,19 @@ struct Segment: Sendable {
         self.firstID = firstID
     }
 
+    /// A segment of `columns.count > 0` columns, each `count` positions long, every
+    /// position live: rows read whole from a document. `ids` lists the identifiers
+    /// when they are not `firstID, firstID + 1, …` (empty when they are).
+    init(columns: [Column], count: Int, firstID: Int64, ids: [Int64]) {
+        self.columns = columns
+        self.firstID = firstID
+        self.ids = ids
+        used = count
+        liveCount = count
+        live = [UInt64](repeating: ~0, count: Bitmap.wordCount(count))
+        if count & 63 != 0 { live[live.count - 1] = (1 << UInt64(count & 63)) - 1 }
+    }
+
     var isFull: Bool { used == Table.segmentSize }
 
     /// The identifier at the last used position.

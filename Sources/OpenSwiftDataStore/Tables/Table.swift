@@ -200,6 +200,21 @@ public struct Table: Sendable {
         if raw >= nextRawID { nextRawID = raw + 1 }
     }
 
+    /// The highest identifier a position of the table holds (live or not), if any.
+    var lastRawID: Int64? { segments.last?.lastID }
+
+    /// Appends a segment of live rows read whole (a document's column frame); its
+    /// identifiers must lie above `lastRawID`.
+    /// - Complexity: O(1), amortized
+    mutating func append(segment: Segment) {
+        precondition(segment.columns.count == kinds.count, "a segment of \(segment.columns.count) columns for \(kinds.count) slots")
+        precondition(segment.used > 0 && segment.firstID > (lastRawID ?? 0), "segment identifiers must ascend")
+        if let last = segments.last, last.liveCount == 0 { segments.removeLast() }
+        segments.append(segment)
+        count += segment.liveCount
+        nextRawID = max(nextRawID, segment.lastID + 1)
+    }
+
     /// Puts a row under an identifier below the last one that no position has: the
     /// table is rebuilt in identifier order (documents never do this; an import with
     /// rows out of order can).

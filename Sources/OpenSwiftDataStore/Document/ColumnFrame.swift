@@ -1,0 +1,425 @@
+import Foundation
+
+/// Column frames (format 2): a snapshot stores each entity's live rows in chunks of
+/// up to `Table.segmentSize`, column by column, in the typed buffers the table
+/// holds, so writing copies buffers and reading builds a table segment straight
+/// from them, without a `Value` per cell (Docs/DocumentFormat.md, "Columns").
+enum ColumnFrame {
+    /// Rows per column frame: one table segment.
+    static let rowsPerFrame = Table.segmentSize
+
+    /// The payloads of the column frames holding `table`'s live rows, in identifier
+    /// order; `external` stores large external-storage values (see `Snapshot`).
+    /// A chunk whose payload passes `DocumentFormat.bytesPerFrame` is split in two.
+    /// - Complexity: O(rows × slots)
+    static func encode(
+        _ table: Table, entity e: Int, of entity: EntityDescription,
+        external: (Data) throws(DocumentError) -> BlobReference,
+        emit: ([UInt8]) -> Void
+    ) throws(DocumentError) {
+        var chunk: [Place] = []
+        chunk.reserveCapacity(rowsPerFrame)
+        for (s, segment) in table.segments.enumerated() {
+            var failure: DocumentError?
+            Bitmap.forEachSet(segment.live) { p in
+                guard failure == nil else { return }
+                chunk.append(Place(segment: s, position: p))
+                if chunk.count == rowsPerFrame {
+                    do throws(DocumentError) {
+                        try encode(chunk[...], of: table, entity: e, description: entity, external: external, emit: emit)
+                    } catch {
+                        failure = error
+                    }
+                    chunk.removeAll(keepingCapacity: true)
+                }
+            }
+            if let failure { throw failure }
+        }
+        if !chunk.isEmpty {
+            try encode(chunk[...], of: table, entity: e, description: entity, external: external, emit: emit)
+        }
+    }
+
+    /// A live row's place in its table.
+    struct Place {
+        var segment: Int
+        var position: Int
+    }
+
+    private static func encode(
+        _ chunk: ArraySlice<Place>, of table: Table, entity e: Int, description: EntityDescription,
+        external: (Data) throws(DocumentError) -> BlobReference, emit: ([UInt8]) -> Void
+    ) throws(DocumentError) {
+        var w = ByteWriter(capacity: 64 * chunk.count + 64)
+        w.varint(e)
+        w.varint(chunk.count)
+        let ids = chunk.map { table.segments[$0.segment].id(at: $0.position).rawValue }
+        w.varint(UInt64(ids[0]))
+        let dense = ids.last! - ids[0] == Int64(ids.count - 1)
+        w.byte(dense ? 1 : 0)
+        if !dense {
+            for i in 1..<ids.count { w.varint(UInt64(ids[i] - ids[i - 1])) }
+        }
+        for slot in table.kinds.indices {
+            let kind = table.kinds[slot]
+            // A segment whose column took a value of another kind stores `Value`s:
+            // then the whole chunk's column is written that way.
+            let typed = kind != .value && chunk.allSatisfy { table.segments[$0.segment].columns[slot].kind == kind }
+            if typed {
+                w.columnBody(chunk, slot: slot, kind: kind, of: table)
+            } else {
+                w.byte(ColumnKind.value.code)
+                let isExternal = slot < description.attributes.count && description.attributes[slot].isExternalStorage
+                for place in chunk {
+                    let value = table.segments[place.segment].columns[slot].value(at: place.position)
+                    if isExternal, case let .data(data) = value, data.count >= BlobStore.inlineLimit {
+                        w.blobReference(try external(data))
+                    } else {
+                        w.value(value)
+                    }
+                }
+            }
+        }
+        if w.bytes.count > DocumentFormat.bytesPerFrame, chunk.count > 1 {
+            let half = chunk.startIndex + chunk.count / 2
+            try encode(chunk[..<half], of: table, entity: e, description: description, external: external, emit: emit)
+            try encode(chunk[half...], of: table, entity: e, description: description, external: external, emit: emit)
+            return
+        }
+        emit(w.bytes)
+    }
+
+    /// What one column frame holds.
+    struct Decoded {
+        var entity: Int
+        /// The rows, every one live.
+        var segment: Segment
+        /// The external-storage blobs its values refer to.
+        var blobs: [BlobReference]
+    }
+
+    /// Decompresses and decodes `frames` on every core (`DispatchQueue.concurrentPerform`),
+    /// each on its own; the caller checks identifiers ascend from one to the next.
+    /// `policy` says whether blob values are loaded (and checked) from `store`.
+    static func decode(
+        _ frames: [Frame.Scanned], schema: StoreSchema, path: String, blobs store: BlobStore,
+        policy: DocumentReader.BlobPolicy
+    ) -> [Result<Decoded, DocumentError>] {
+        let results = ResultSlots<Decoded>(count: frames.count)
+        DispatchQueue.concurrentPerform(iterations: frames.count) { i in
+            results.put(decode(frames[i], schema: schema, path: path, blobs: store, policy: policy), at: i)
+        }
+        return results.all
+    }
+
+    /// One result per frame, each slot written by one thread: a buffer of its own, so
+    /// no array's copy-on-write check runs concurrently.
+    private final class ResultSlots<T: Sendable>: @unchecked Sendable {
+        private let slots: UnsafeMutableBufferPointer<Result<T, DocumentError>?>
+
+        init(count: Int) {
+            slots = .allocate(capacity: count)
+            slots.initialize(repeating: nil)
+        }
+
+        deinit {
+            slots.deinitialize()
+            slots.deallocate()
+        }
+
+        /// Called once per slot, from any thread.
+        func put(_ result: Result<T, DocumentError>, at i: Int) { slots[i] = result }
+
+        /// Every slot, once every `put` returned.
+        var all: [Result<T, DocumentError>] { slots.map { $0! } }
+    }
+
+    private static func decode(
+        _ frame: Frame.Scanned, schema: StoreSchema, path: String, blobs store: BlobStore, policy: DocumentReader.BlobPolicy
+    ) -> Result<Decoded, DocumentError> {
+        var references: [BlobReference] = []
+        var blobFailure: DocumentError?
+        func blob(_ reference: BlobReference) throws(ByteReader.Failure) -> Value {
+            references.append(reference)
+            guard policy == .load else { return .data(Data()) }
+            do throws(DocumentError) {
+                return .data(try store.load(reference))
+            } catch {
+                blobFailure = error
+                throw ByteReader.Failure(offset: 0, reason: error.description)
+            }
+        }
+        do throws(DocumentError) {
+            var r = ByteReader(try frame.decompressed(path: path))
+            do throws(ByteReader.Failure) {
+                let (entity, segment) = try decode(&r, schema: schema, blob: blob)
+                guard r.isAtEnd else {
+                    throw ByteReader.Failure(offset: r.position, reason: "\(r.bytes.count - r.position) unexpected bytes at the end")
+                }
+                return .success(Decoded(entity: entity, segment: segment, blobs: references))
+            } catch {
+                if let blobFailure { return .failure(blobFailure) }
+                return .failure(.damaged(
+                    path: path, offset: frame.offset + DocumentFormat.frameHeaderSize,
+                    reason: "\(frame.kind) frame: \(error.reason) (at payload byte \(error.offset))"))
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Reads a column frame: the entity and a segment of its rows, every one live.
+    static func decode(
+        _ r: inout ByteReader, schema: StoreSchema, blob: (BlobReference) throws(ByteReader.Failure) -> Value
+    ) throws(ByteReader.Failure) -> (entity: Int, segment: Segment) {
+        let e = try r.count()
+        guard e < schema.entities.count else { throw r.fail("entity #\(e) is not in the schema") }
+        let entity = schema.entities[e]
+        let n = try r.count(limit: rowsPerFrame)
+        guard n > 0 else { throw r.fail("a column frame without rows") }
+        let first = try r.varint()
+        guard first > 0, first <= UInt64(DocumentFormat.maximumRowID) else {
+            throw r.fail("row identifier \(first) out of order or above \(DocumentFormat.maximumRowID)")
+        }
+        var ids: [Int64] = []
+        switch try r.byte() {
+        case 1:
+            guard UInt64(n - 1) <= UInt64(DocumentFormat.maximumRowID) - first else {
+                throw r.fail("row identifiers above \(DocumentFormat.maximumRowID)")
+            }
+        case 0:
+            ids.reserveCapacity(n)
+            var id = Int64(first)
+            ids.append(id)
+            for _ in 1..<n {
+                let delta = try r.varint()
+                guard delta > 0, delta <= UInt64(DocumentFormat.maximumRowID - id) else {
+                    throw r.fail("row identifiers out of order or above \(DocumentFormat.maximumRowID)")
+                }
+                id += Int64(delta)
+                ids.append(id)
+            }
+            // Consecutive identifiers are stored as such, whatever the writer said.
+            if ids.last! - ids[0] == Int64(n - 1) { ids = [] }
+        case let b:
+            throw r.fail("identifier layout \(b)")
+        }
+        let kinds = ColumnKind.kinds(of: entity)
+        var columns: [Column] = []
+        columns.reserveCapacity(kinds.count)
+        for (slot, expected) in kinds.enumerated() {
+            let code = try r.byte()
+            guard let kind = ColumnKind(code: code), kind == expected || kind == .value else {
+                throw r.fail("slot \(slot) holds column kind \(code); the schema's is \(expected.code)")
+            }
+            columns.append(try r.column(kind, count: n, blob: blob))
+        }
+        return (e, Segment(columns: columns, count: n, firstID: Int64(first), ids: ids))
+    }
+}
+
+extension ColumnKind {
+    /// The kind's byte in a column frame.
+    var code: UInt8 {
+        switch self {
+        case .value: 0
+        case .bool: 1
+        case .int: 2
+        case .uint: 3
+        case .double: 4
+        case .date: 5
+        case .string: 6
+        case .reference: 7
+        case .references: 8
+        }
+    }
+
+    init?(code: UInt8) {
+        switch code {
+        case 0: self = .value
+        case 1: self = .bool
+        case 2: self = .int
+        case 3: self = .uint
+        case 4: self = .double
+        case 5: self = .date
+        case 6: self = .string
+        case 7: self = .reference
+        case 8: self = .references
+        default: return nil
+        }
+    }
+}
+
+/// How a typed column chunk marks its nil values.
+private enum Presence: UInt8 {
+    case all = 0, none = 1, bitmap = 2
+}
+
+extension ByteWriter {
+    /// A typed column of the rows at `chunk`: kind, presence, then the values.
+    fileprivate mutating func columnBody(_ chunk: ArraySlice<ColumnFrame.Place>, slot: Int, kind: ColumnKind, of table: Table) {
+        byte(kind.code)
+        /// Calls `body` with each row's column, position in it and index in the chunk,
+        /// fetching the column once per run of rows in the same segment.
+        func forEachCell(_ body: (borrowing Column, Int, Int) -> Void) {
+            var segment = -1
+            var column = Column(kind: .value)
+            for (i, place) in chunk.enumerated() {
+                if place.segment != segment {
+                    segment = place.segment
+                    column = table.segments[segment].columns[slot]
+                }
+                body(column, place.position, i)
+            }
+        }
+        var present = [UInt64](repeating: 0, count: Bitmap.wordCount(chunk.count))
+        var presentCount = 0
+        forEachCell { column, p, i in
+            if Bitmap.test(column.present, p) {
+                Bitmap.set(&present, i, true)
+                presentCount += 1
+            }
+        }
+        if presentCount == chunk.count {
+            byte(Presence.all.rawValue)
+        } else if presentCount == 0 {
+            byte(Presence.none.rawValue)
+            return
+        } else {
+            byte(Presence.bitmap.rawValue)
+            words(present)
+        }
+        var values: [UInt64] = []
+        switch kind {
+        case .bool:
+            var bits = [UInt64](repeating: 0, count: present.count)
+            forEachCell { column, p, i in if Bitmap.test(column.bits, p) { Bitmap.set(&bits, i, true) } }
+            words(bits)
+        case .int, .reference:
+            values.reserveCapacity(chunk.count)
+            forEachCell { column, p, _ in values.append(UInt64(bitPattern: column.ints[p])) }
+            words(values)
+        case .uint:
+            values.reserveCapacity(chunk.count)
+            forEachCell { column, p, _ in values.append(column.uints[p]) }
+            words(values)
+        case .double, .date:
+            values.reserveCapacity(chunk.count)
+            forEachCell { column, p, _ in values.append(column.doubles[p].bitPattern) }
+            words(values)
+        case .string:
+            forEachCell { column, p, i in if Bitmap.test(present, i) { string(column.strings[p]) } }
+        case .references:
+            forEachCell { column, p, i in
+                guard Bitmap.test(present, i) else { return }
+                let ids = column.lists[p]
+                varint(ids.count)
+                for id in ids { varint(UInt64(id.rawValue)) }
+            }
+        case .value:
+            preconditionFailure("value columns are written value by value")
+        }
+    }
+
+    /// 64-bit words, little-endian, back to back.
+    fileprivate mutating func words(_ values: [UInt64]) {
+        #if _endian(little)
+        values.withUnsafeBytes { raw($0) }
+        #else
+        for value in values { fixed64(value) }
+        #endif
+    }
+}
+
+extension ByteReader {
+    /// `n` 64-bit little-endian words.
+    fileprivate mutating func words(_ n: Int) throws(Failure) -> [UInt64] {
+        guard n <= (bytes.count - position) / 8 else { throw fail("\(n) words run past the end of the data") }
+        let slice = try raw(8 * n)
+        return [UInt64](unsafeUninitializedCapacity: n) { buffer, initialized in
+            slice.withUnsafeBytes { source in
+                for i in 0..<n { buffer[i] = UInt64(littleEndian: source.loadUnaligned(fromByteOffset: 8 * i, as: UInt64.self)) }
+            }
+            initialized = n
+        }
+    }
+
+    /// A column chunk of `n` positions stored as `kind`.
+    fileprivate mutating func column(
+        _ kind: ColumnKind, count n: Int, blob: (BlobReference) throws(Failure) -> Value
+    ) throws(Failure) -> Column {
+        if kind == .value {
+            var values: [Value] = []
+            values.reserveCapacity(n)
+            for _ in 0..<n { values.append(try value(blob: blob)) }
+            return Column(kind: .value, count: n, present: [], values: values)
+        }
+        let wordCount = Bitmap.wordCount(n)
+        var present: [UInt64]
+        var none = false
+        switch try byte() {
+        case Presence.all.rawValue:
+            present = [UInt64](repeating: ~0, count: wordCount)
+            if n & 63 != 0 { present[wordCount - 1] = (1 << UInt64(n & 63)) - 1 }
+        case Presence.none.rawValue:
+            present = [UInt64](repeating: 0, count: wordCount)
+            none = true
+        case Presence.bitmap.rawValue:
+            present = try words(wordCount)
+            if n & 63 != 0, present[wordCount - 1] >> UInt64(n & 63) != 0 { throw fail("presence bits past the last row") }
+        case let b:
+            throw fail("presence marker \(b)")
+        }
+        switch kind {
+        case .bool:
+            var bits = none ? [UInt64](repeating: 0, count: wordCount) : try words(wordCount)
+            for w in bits.indices { bits[w] &= present[w] }
+            return Column(kind: kind, count: n, present: present, bits: bits)
+        case .int, .reference:
+            let raw = none ? [UInt64](repeating: 0, count: n) : try words(n)
+            var ints = [Int64](repeating: 0, count: n)
+            for i in 0..<n where Bitmap.test(present, i) {
+                ints[i] = Int64(bitPattern: raw[i])
+                if kind == .reference, ints[i] <= 0 || ints[i] > DocumentFormat.maximumRowID {
+                    throw fail("reference to row \(ints[i]) out of range")
+                }
+            }
+            return Column(kind: kind, count: n, present: present, ints: ints)
+        case .uint:
+            var uints = none ? [UInt64](repeating: 0, count: n) : try words(n)
+            for i in 0..<n where !Bitmap.test(present, i) { uints[i] = 0 }
+            return Column(kind: kind, count: n, present: present, uints: uints)
+        case .double, .date:
+            let raw = none ? [UInt64](repeating: 0, count: n) : try words(n)
+            var doubles = [Double](repeating: 0, count: n)
+            for i in 0..<n where Bitmap.test(present, i) { doubles[i] = Double(bitPattern: raw[i]) }
+            return Column(kind: kind, count: n, present: present, doubles: doubles)
+        case .string:
+            var strings = [String](repeating: "", count: n)
+            if !none {
+                for i in 0..<n where Bitmap.test(present, i) { strings[i] = try string() }
+            }
+            return Column(kind: kind, count: n, present: present, strings: strings)
+        case .references:
+            var lists = [[RowID]](repeating: [], count: n)
+            if !none {
+                for i in 0..<n where Bitmap.test(present, i) {
+                    let count = try self.count(limit: bytes.count - position)
+                    var ids: [RowID] = []
+                    ids.reserveCapacity(count)
+                    for _ in 0..<count {
+                        let raw = try varint()
+                        guard raw > 0, raw <= UInt64(DocumentFormat.maximumRowID) else {
+                            throw fail("reference to row \(raw) out of range")
+                        }
+                        ids.append(RowID(Int64(raw)))
+                    }
+                    lists[i] = ids
+                }
+            }
+            return Column(kind: kind, count: n, present: present, lists: lists)
+        case .value:
+            preconditionFailure("handled above")
+        }
+    }
+}
