@@ -147,6 +147,68 @@ import Testing
         #expect(DocumentFixture.rows(of: contents.version) == DocumentFixture.rows(of: store.current))
     }
 
+    /// A value made nil stays in the column's buffer until the position is reused;
+    /// the snapshot writes zeros there, so a cleared value does not outlive its
+    /// clearing in the file.
+    @Test func aClearedValueIsNotWrittenAgain() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("cleared.store")
+        let store = try DocumentFixture.openStore(path)
+        let secret = Date(timeIntervalSinceReferenceDate: 123_456.789)
+        var changes = ChangeSet()
+        for n in 1...2 {
+            var row = DocumentFixture.item(n)
+            if n == 1 { row[5] = .date(secret) }
+            changes.inserts.append(.init(entity: 0, temporaryID: RowID(-Int64(n)), row: row))
+        }
+        _ = try store.commit(changes)
+        var clear = ChangeSet()
+        clear.updates.append(.init(entity: 0, id: RowID(1), values: [5: .null]))
+        _ = try store.commit(clear)
+        try store.compact()
+
+        let file = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let pattern = withUnsafeBytes(of: secret.timeIntervalSinceReferenceDate.bitPattern.littleEndian) { Array($0) }
+        var searched = 0
+        for frame in FrameBytes.frames(in: file) where frame.kind == .columns {
+            let stored = file[(frame.offset + 20)..<(frame.offset + frame.length - 4)]
+            let payload = try #require(file[frame.offset + 5] == 1 ? FrameBytes.unzstd(stored, size: frame.rawLength) : Array(stored))
+            #expect(!payload.indices.dropLast(7).contains { Array(payload[$0..<($0 + 8)]) == pattern })
+            searched += 1
+        }
+        #expect(searched == 1)
+        let contents = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        #expect(contents.version.row(RowID(1), of: 0)?[5] == .null)
+        #expect(contents.version.row(RowID(2), of: 0)?[5] == .date(Date(timeIntervalSinceReferenceDate: 2_001)))
+    }
+
+    /// Rows of nils compress to almost nothing but cost memory per cell: a reader
+    /// charges cells against the document's expansion budget, and the writer pads
+    /// such frames so an honest document always fits it.
+    @Test func aDocumentOfNilsIsPaddedToItsDecodingBudget() throws {
+        let attributes = (0..<40).map { AttributeDescription(name: "a\($0)", type: .int(bits: 64), isOptional: true) }
+        let schema = StoreSchema(entities: [EntityDescription(name: "Sparse", attributes: attributes, relationships: [])])
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("sparse.store")
+        let rows = 30_000
+        do {
+            let store = try DocumentFixture.openStore(path, schema: schema)
+            var changes = ChangeSet()
+            for n in 0..<rows {
+                changes.inserts.append(.init(entity: 0, temporaryID: RowID(-Int64(n + 1)), row: Row(repeating: .null, count: 40)))
+            }
+            _ = try store.commit(changes)
+            try store.compact()
+        }
+        // 1.2 million cells: more than the budget's allowance alone covers.
+        #expect(rows * 40 * 16 > 16 << 20)
+        let contents = try DocumentReader.read(path: path, expected: schema)
+        #expect(contents.version.tables[0].count == rows)
+        #expect(contents.version.row(RowID(Int64(rows)), of: 0) == Row(repeating: .null, count: 40))
+    }
+
     // MARK: Hostile column frames
 
     /// A document whose snapshot holds `payloads` as column frames and says the
@@ -196,6 +258,23 @@ import Testing
             ("short", [Self.boxes(["a"], first: 1, itemsColumn: [8, 0, 3, 1])], 1, "count 3 exceeds 2"),
             ("utf8", [FrameBytes.varint(1) + [1, 1, 1, 6, 0, 2, 0xC3, 0x28, 8, 1]], 1, "not valid UTF-8"),
         ]
+        // Frames of 4,096 rows of nils, two bytes per column, claiming more cells
+        // than the file's size allows: refused before they are allocated.
+        let nils = FrameBytes.varint(1) + FrameBytes.varint(4_096)
+        let many = (0..<200).map { nils + FrameBytes.varint(UInt64($0 * 4_096 + 1)) + [1, 6, 1, 8, 1] }
+        let claim = try read(many, boxes: 200 * 4_096, next: 200 * 4_096 + 1, "claim.store")
+        let claimReason = try #require(HostileDocumentTests.damageReason(claim), "\(claim)")
+        #expect(claimReason.contains("claim more rows than 256 times the file's size allows"), "\(claimReason)")
+
+        // Damage in a frame comes first even when a later frame is damaged too
+        // (columns frames are decoded a batch at a time, after later frames are read).
+        var twoBad = try Self.document(
+            columnFrames: [Self.boxes(["a"], first: 1, labelKind: 4), Self.boxes(["b"], first: 2)], boxes: 2, next: 3, in: folder)
+        let second = FrameBytes.frames(in: twoBad).filter { $0.kind == .columns }[1]
+        twoBad[second.offset + 22] ^= 0xFF
+        let firstReason = try #require(HostileDocumentTests.damageReason(HostileDocumentTests.read(twoBad, in: folder, name: "two.store")))
+        #expect(firstReason.contains("slot 0 holds column kind 4"), "\(firstReason)")
+
         for (name, payloads, boxes, reason) in cases {
             let result = try read(payloads, boxes: boxes, name + ".store")
             let found = try #require(HostileDocumentTests.damageReason(result), "\(name): \(result)")

@@ -9,13 +9,14 @@ enum ColumnFrame {
     static let rowsPerFrame = Table.segmentSize
 
     /// The payloads of the column frames holding `table`'s live rows, in identifier
-    /// order; `external` stores large external-storage values (see `Snapshot`).
-    /// A chunk whose payload passes `DocumentFormat.bytesPerFrame` is split in two.
+    /// order, each with its number of cells (rows × slots); `external` stores large
+    /// external-storage values (see `Snapshot`). A chunk whose payload passes
+    /// `DocumentFormat.bytesPerFrame` is split in two.
     /// - Complexity: O(rows × slots)
     static func encode(
         _ table: Table, entity e: Int, of entity: EntityDescription,
         external: (Data) throws(DocumentError) -> BlobReference,
-        emit: ([UInt8]) -> Void
+        emit: (_ payload: [UInt8], _ cells: Int) -> Void
     ) throws(DocumentError) {
         var chunk: [Place] = []
         chunk.reserveCapacity(rowsPerFrame)
@@ -48,7 +49,7 @@ enum ColumnFrame {
 
     private static func encode(
         _ chunk: ArraySlice<Place>, of table: Table, entity e: Int, description: EntityDescription,
-        external: (Data) throws(DocumentError) -> BlobReference, emit: ([UInt8]) -> Void
+        external: (Data) throws(DocumentError) -> BlobReference, emit: (_ payload: [UInt8], _ cells: Int) -> Void
     ) throws(DocumentError) {
         var w = ByteWriter(capacity: 64 * chunk.count + 64)
         w.varint(e)
@@ -86,7 +87,7 @@ enum ColumnFrame {
             try encode(chunk[half...], of: table, entity: e, description: description, external: external, emit: emit)
             return
         }
-        emit(w.bytes)
+        emit(w.bytes, chunk.count * table.kinds.count)
     }
 
     /// What one column frame holds.
@@ -101,13 +102,15 @@ enum ColumnFrame {
     /// Decompresses and decodes `frames` on every core (`DispatchQueue.concurrentPerform`),
     /// each on its own; the caller checks identifiers ascend from one to the next.
     /// `policy` says whether blob values are loaded (and checked) from `store`.
+    /// `cells` is what the document may still decode, in cells (rows × slots): each
+    /// frame takes its share before it allocates anything.
     static func decode(
         _ frames: [Frame.Scanned], schema: StoreSchema, path: String, blobs store: BlobStore,
-        policy: DocumentReader.BlobPolicy
+        policy: DocumentReader.BlobPolicy, cells: Locked<Int>
     ) -> [Result<Decoded, DocumentError>] {
         let results = ResultSlots<Decoded>(count: frames.count)
         DispatchQueue.concurrentPerform(iterations: frames.count) { i in
-            results.put(decode(frames[i], schema: schema, path: path, blobs: store, policy: policy), at: i)
+            results.put(decode(frames[i], schema: schema, path: path, blobs: store, policy: policy, cells: cells), at: i)
         }
         return results.all
     }
@@ -135,7 +138,8 @@ enum ColumnFrame {
     }
 
     private static func decode(
-        _ frame: Frame.Scanned, schema: StoreSchema, path: String, blobs store: BlobStore, policy: DocumentReader.BlobPolicy
+        _ frame: Frame.Scanned, schema: StoreSchema, path: String, blobs store: BlobStore, policy: DocumentReader.BlobPolicy,
+        cells: Locked<Int>
     ) -> Result<Decoded, DocumentError> {
         var references: [BlobReference] = []
         var blobFailure: DocumentError?
@@ -152,7 +156,7 @@ enum ColumnFrame {
         do throws(DocumentError) {
             var r = ByteReader(try frame.decompressed(path: path))
             do throws(ByteReader.Failure) {
-                let (entity, segment) = try decode(&r, schema: schema, blob: blob)
+                let (entity, segment) = try decode(&r, schema: schema, cells: cells, blob: blob)
                 guard r.isAtEnd else {
                     throw ByteReader.Failure(offset: r.position, reason: "\(r.bytes.count - r.position) unexpected bytes at the end")
                 }
@@ -170,13 +174,21 @@ enum ColumnFrame {
 
     /// Reads a column frame: the entity and a segment of its rows, every one live.
     static func decode(
-        _ r: inout ByteReader, schema: StoreSchema, blob: (BlobReference) throws(ByteReader.Failure) -> Value
+        _ r: inout ByteReader, schema: StoreSchema, cells: Locked<Int>,
+        blob: (BlobReference) throws(ByteReader.Failure) -> Value
     ) throws(ByteReader.Failure) -> (entity: Int, segment: Segment) {
         let e = try r.count()
         guard e < schema.entities.count else { throw r.fail("entity #\(e) is not in the schema") }
         let entity = schema.entities[e]
         let n = try r.count(limit: rowsPerFrame)
         guard n > 0 else { throw r.fail("a column frame without rows") }
+        let charge = n * max(entity.slotCount, 1)
+        guard cells.withLock({ left in
+            left -= charge
+            return left >= 0
+        }) else {
+            throw r.fail("the columns frames claim more rows than \(DocumentFormat.maximumExpansion) times the file's size allows")
+        }
         let first = try r.varint()
         guard first > 0, first <= UInt64(DocumentFormat.maximumRowID) else {
             throw r.fail("row identifier \(first) out of order or above \(DocumentFormat.maximumRowID)")
@@ -290,22 +302,24 @@ extension ByteWriter {
             words(present)
         }
         var values: [UInt64] = []
+        // Nil positions are written as zeros: a cleared value stays in the column's
+        // buffer, and must not outlive its clearing in the file.
         switch kind {
         case .bool:
             var bits = [UInt64](repeating: 0, count: present.count)
-            forEachCell { column, p, i in if Bitmap.test(column.bits, p) { Bitmap.set(&bits, i, true) } }
+            forEachCell { column, p, i in if Bitmap.test(present, i), Bitmap.test(column.bits, p) { Bitmap.set(&bits, i, true) } }
             words(bits)
         case .int, .reference:
             values.reserveCapacity(chunk.count)
-            forEachCell { column, p, _ in values.append(UInt64(bitPattern: column.ints[p])) }
+            forEachCell { column, p, i in values.append(Bitmap.test(present, i) ? UInt64(bitPattern: column.ints[p]) : 0) }
             words(values)
         case .uint:
             values.reserveCapacity(chunk.count)
-            forEachCell { column, p, _ in values.append(column.uints[p]) }
+            forEachCell { column, p, i in values.append(Bitmap.test(present, i) ? column.uints[p] : 0) }
             words(values)
         case .double, .date:
             values.reserveCapacity(chunk.count)
-            forEachCell { column, p, _ in values.append(column.doubles[p].bitPattern) }
+            forEachCell { column, p, i in values.append(Bitmap.test(present, i) ? column.doubles[p].bitPattern : 0) }
             words(values)
         case .string:
             forEachCell { column, p, i in if Bitmap.test(present, i) { string(column.strings[p]) } }
@@ -352,7 +366,7 @@ extension ByteReader {
             var values: [Value] = []
             values.reserveCapacity(n)
             for _ in 0..<n { values.append(try value(blob: blob)) }
-            return Column(kind: .value, count: n, present: [], values: values)
+            return Column(kind: .value, count: n, present: [UInt64](repeating: 0, count: Bitmap.wordCount(n)), values: values)
         }
         let wordCount = Bitmap.wordCount(n)
         var present: [UInt64]

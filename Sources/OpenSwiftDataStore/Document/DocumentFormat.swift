@@ -58,6 +58,10 @@ public enum DocumentFormat {
     }
     /// Payloads below this size are stored rather than compressed.
     static let compressionThreshold = 128
+    /// Memory a reader may spend on one cell (row × slot) of a columns frame, charged
+    /// against the expansion budget before decoding: a column of nils takes two
+    /// payload bytes but a buffer per row, so the budget counts cells, not bytes.
+    static let bytesPerDecodedCell = 16
 }
 
 /// What a frame holds.
@@ -133,15 +137,17 @@ struct DocumentHeader: Equatable {
 /// Frame encoding and scanning.
 enum Frame {
     /// The bytes of one frame holding `payload`, compressed at `level` when that
-    /// helps; stored when `level` is nil.
-    static func encode(kind: FrameKind, payload: [UInt8], level: Int32?) throws(DocumentError) -> [UInt8] {
+    /// helps; stored when `level` is nil. `decoded` is what a reader spends on the
+    /// payload when that is more than its size (a columns frame's cells): the frame
+    /// is padded so that stays within the expansion readers allow.
+    static func encode(kind: FrameKind, payload: [UInt8], level: Int32?, decoded: Int = 0) throws(DocumentError) -> [UInt8] {
         var codec: UInt8 = 0
         var stored = payload
-        if let level, payload.count >= DocumentFormat.compressionThreshold {
+        // Keep the expansion readers allow (see maximumExpansion).
+        let minimum = (max(payload.count, decoded) + DocumentFormat.maximumExpansion - 1) / DocumentFormat.maximumExpansion
+        if let level, payload.count >= DocumentFormat.compressionThreshold || minimum > payload.count {
             var compressed = payload.withUnsafeBytes { Zstd.compress($0, level: level) }
-            if compressed.count < payload.count {
-                // Keep the expansion readers allow (see maximumExpansion).
-                let minimum = (payload.count + DocumentFormat.maximumExpansion - 1) / DocumentFormat.maximumExpansion
+            if compressed.count < payload.count || minimum > payload.count {
                 if compressed.count < minimum {
                     compressed += Zstd.skippableFrame(length: max(8, minimum - compressed.count))
                 }

@@ -148,9 +148,10 @@ public struct DocumentReader {
         // time, and their segments appended in file order.
         var batch: [Frame.Scanned] = []
         let batchSize = 2 * max(1, ProcessInfo.processInfo.activeProcessorCount)
+        let cells = Locked(DocumentFormat.expansionBudget(fileSize: bytes.count) / DocumentFormat.bytesPerDecodedCell)
         func appendColumns() throws(DocumentError) {
             guard !batch.isEmpty else { return }
-            let decoded = ColumnFrame.decode(batch, schema: schema, path: path, blobs: blobStore, policy: policy)
+            let decoded = ColumnFrame.decode(batch, schema: schema, path: path, blobs: blobStore, policy: policy, cells: cells)
             for (frame, result) in zip(batch, decoded) {
                 let columns = try result.get()
                 for reference in columns.blobs { blobs[reference.name] = reference.length }
@@ -164,7 +165,15 @@ public struct DocumentReader {
             batch.removeAll()
         }
         while true {
-            guard let frame = try next(inSnapshot: true) else { break }
+            let scanned: Frame.Scanned?
+            do {
+                scanned = try next(inSnapshot: true)
+            } catch {
+                // Damage in an earlier frame is reported first: nothing reads past it.
+                try appendColumns()
+                throw error
+            }
+            guard let frame = scanned else { break }
             if frame.kind == .columns {
                 batch.append(frame)
                 if batch.count == batchSize { try appendColumns() }

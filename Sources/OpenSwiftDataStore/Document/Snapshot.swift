@@ -23,8 +23,8 @@ enum Snapshot {
         pending.submit(.schema, schemaWriter.bytes)
 
         for (e, table) in version.tables.enumerated() {
-            try ColumnFrame.encode(table, entity: e, of: schema.entities[e], external: external) { payload in
-                pending.submit(.columns, payload)
+            try ColumnFrame.encode(table, entity: e, of: schema.entities[e], external: external) { payload, cells in
+                pending.submit(.columns, payload, decoded: cells * DocumentFormat.bytesPerDecodedCell)
             }
         }
 
@@ -79,7 +79,7 @@ final class FrameCompressor: @unchecked Sendable {
     }
 
     /// Queues `payload` as the next frame; waits while `inFlight` are queued.
-    func submit(_ kind: FrameKind, _ payload: [UInt8]) {
+    func submit(_ kind: FrameKind, _ payload: [UInt8], decoded: Int = 0) {
         let index = submitted
         submitted += 1
         frames.withLock { $0.append([]) }
@@ -87,7 +87,7 @@ final class FrameCompressor: @unchecked Sendable {
         queue.async(group: group) { [self] in
             defer { slots.signal() }
             do throws(DocumentError) {
-                let frame = try Frame.encode(kind: kind, payload: payload, level: level)
+                let frame = try Frame.encode(kind: kind, payload: payload, level: level, decoded: decoded)
                 frames.withLock { $0[index] = frame }
             } catch {
                 failure.withLock { $0 = $0 ?? error }

@@ -18,7 +18,7 @@ struct Segment: Sendable {
         self.firstID = firstID
     }
 
-    /// A segment of `columns.count > 0` columns, each `count` positions long, every
+    /// A segment of `columns` (one per slot), each `count` positions long, every
     /// position live: rows read whole from a document. `ids` lists the identifiers
     /// when they are not `firstID, firstID + 1, …` (empty when they are).
     init(columns: [Column], count: Int, firstID: Int64, ids: [Int64]) {
