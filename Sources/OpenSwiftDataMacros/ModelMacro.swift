@@ -14,9 +14,10 @@ import SwiftSyntaxMacros
 ///   data for every fetched model only to drop it. (Initial values that are not standard
 ///   literals, such as `UUID()`, still write, and so still make one there.) We generate
 ///   the Observation plumbing ourselves instead of nesting `@Observable`, so that reads
-///   and writes are observed exactly once, around the backing data. The registrar is made by the first
+///   and writes are observed exactly once, around the backing data. The registrar (in a
+///   `_ModelObservation` box, see there) is made by the first
 ///   read (the only way an observer can register), so a model nobody reads, such as one
-///   inserted and saved, never pays its two allocations; a write before any read has
+///   inserted and saved, never pays its allocations; a write before any read has
 ///   nobody to notify and skips it. Models are not `Sendable`, so the check-then-create
 ///   of the registrar and of the backing data runs on the one actor or thread that uses
 ///   the model; `nonisolated(unsafe)` only keeps the generated `nonisolated` accessors
@@ -157,17 +158,17 @@ extension ModelMacro: MemberMacro {
             \(raw: storageInits)    self.persistentBackingData = backingData
             }
             """,
-            "@Transient nonisolated(unsafe) private var _$observationRegistrar: Observation.ObservationRegistrar? = nil",
+            "@Transient nonisolated(unsafe) private var _$observation: OpenSwiftData._ModelObservation? = nil",
             """
             internal nonisolated func access<_M>(keyPath: KeyPath<\(raw: type), _M>) {
-                if _$observationRegistrar == nil { _$observationRegistrar = Observation.ObservationRegistrar() }
-                _$observationRegistrar!.access(self, keyPath: keyPath)
+                if _$observation == nil { _$observation = OpenSwiftData._ModelObservation() }
+                _$observation!.registrar.access(self, keyPath: keyPath)
             }
             """,
             """
             internal nonisolated func withMutation<_M, _MR>(keyPath: KeyPath<\(raw: type), _M>, _ mutation: () throws -> _MR) rethrows -> _MR {
-                guard let registrar = _$observationRegistrar else { return try mutation() }
-                return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
+                guard let observation = _$observation else { return try mutation() }
+                return try observation.registrar.withMutation(of: self, keyPath: keyPath, mutation)
             }
             """,
             "internal struct _SwiftDataNoType {}",

@@ -52,20 +52,20 @@ func modelMembers(_ type: String, metadata: [String], storage: [String]) -> Stri
     \(inits)        self.persistentBackingData = backingData
         }
 
-        @Transient nonisolated(unsafe) private var _$observationRegistrar: Observation.ObservationRegistrar? = nil
+        @Transient nonisolated(unsafe) private var _$observation: OpenSwiftData._ModelObservation? = nil
 
         internal nonisolated func access<_M>(keyPath: KeyPath<\(type), _M>) {
-            if _$observationRegistrar == nil {
-                _$observationRegistrar = Observation.ObservationRegistrar()
+            if _$observation == nil {
+                _$observation = OpenSwiftData._ModelObservation()
             }
-            _$observationRegistrar!.access(self, keyPath: keyPath)
+            _$observation!.registrar.access(self, keyPath: keyPath)
         }
 
         internal nonisolated func withMutation<_M, _MR>(keyPath: KeyPath<\(type), _M>, _ mutation: () throws -> _MR) rethrows -> _MR {
-            guard let registrar = _$observationRegistrar else {
+            guard let observation = _$observation else {
                 return try mutation()
             }
-            return try registrar.withMutation(of: self, keyPath: keyPath, mutation)
+            return try observation.registrar.withMutation(of: self, keyPath: keyPath, mutation)
         }
 
         internal struct _SwiftDataNoType {

@@ -134,13 +134,16 @@ public class ModelContext: Equatable, SendableMetatype {
         _ type: any PersistentModel.Type, identifier: PersistentIdentifier, entity: Int, row: Row?, in version: StoreVersion
     ) -> any PersistentModel {
         let generation = version.generation
+        // The container's layout is the one `EntityLayout.of` would find, without its lock.
+        let layout = container.layout(at: entity)
         func make<M: PersistentModel>(_ type: M.Type) -> any PersistentModel {
             guard let row else {
                 return M(backingData: ModelBackingData<M>(
-                    identifier: identifier, fault: version.tables[entity], id: RowID(identifier.id.key),
+                    identifier: identifier, layout: layout, fault: version.tables[entity], id: RowID(identifier.id.key),
                     generation: generation, context: self))
             }
-            return M(backingData: ModelBackingData<M>(identifier: identifier, row: row, generation: generation, context: self))
+            return M(backingData: ModelBackingData<M>(
+                identifier: identifier, layout: layout, row: row, generation: generation, context: self))
         }
         return make(type)
     }
@@ -158,9 +161,13 @@ public class ModelContext: Equatable, SendableMetatype {
         let version = container.store.current
         let table = version.tables[entity]
         return ids.compactMap { id in
-            if let model = registry[identifier(entity: entity, row: id)] { return model }
+            let identifier = identifier(entity: entity, row: id)
+            if let model = registry[identifier] { return model }
             guard table.contains(id) else { return nil }
-            return materialize(layout, entity: entity, id: id, row: nil, in: version)
+            // A fault, registered: what `materialize` makes of a row it does not find.
+            let model = makeModel(layout.modelType, identifier: identifier, entity: entity, row: nil, in: version)
+            registry[identifier] = model
+            return model
         }
     }
 }

@@ -137,9 +137,9 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         super.init(modelType: ObjectIdentifier(M.self))
     }
 
-    init(identifier: PersistentIdentifier, row: Row, generation: UInt64, context: ModelContext) {
+    /// A model over `row`; `layout` is `M`'s.
+    init(identifier: PersistentIdentifier, layout: EntityLayout, row: Row, generation: UInt64, context: ModelContext) {
         state = .loaded
-        let layout = EntityLayout.of(M.self)
         storedLayout = layout
         storedIdentifier = identifier
         storedValues = row
@@ -150,10 +150,13 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         super.init(modelType: ObjectIdentifier(M.self))
     }
 
-    /// A model over row `id` of `table`, read when first used.
-    init(identifier: PersistentIdentifier, fault table: Table, id: RowID, generation: UInt64, context: ModelContext) {
+    /// A model over row `id` of `table`, read when first used; `layout` is `M`'s.
+    init(
+        identifier: PersistentIdentifier, layout: EntityLayout, fault table: Table, id: RowID, generation: UInt64,
+        context: ModelContext
+    ) {
         state = .fault(table, id: id)
-        storedLayout = EntityLayout.of(M.self)
+        storedLayout = layout
         storedIdentifier = identifier
         self.generation = generation
         self.context = context
@@ -310,9 +313,23 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
     // MARK: Relationships
 
     func relatedModels(_ index: Int) -> [any PersistentModel] {
-        prepare()
-        if let models = related[index] { return models }
-        let models = context?.resolve(storedValues[layout.attributes.count + index], of: layout.relationships[index]) ?? []
+        let layout = self.layout
+        let slot = layout.attributes.count + index
+        if related.count == layout.relationships.count, let models = related[index] { return models }
+        let stored: Value
+        if case let .fault(table, id) = state, let value = table.value(id, slot: slot) {
+            // A relationship needs its one slot, not the row: the model stays a fault
+            // (walking trip.bucketList reads no trip attribute).
+            if related.count != layout.relationships.count {
+                related = Array(repeating: nil, count: layout.relationships.count)
+            }
+            stored = value
+        } else {
+            prepare()
+            if let models = related[index] { return models }
+            stored = storedValues[slot]
+        }
+        let models = context?.resolve(stored, of: layout.relationships[index]) ?? []
         related[index] = models
         return models
     }
