@@ -153,9 +153,22 @@ struct FetchQuery<T: PersistentModel> {
     private func forEachStoredMatch(
         inOrder: Bool = true, _ body: (RowID, Row?) throws -> Void
     ) throws -> (tested: Int, inSortOrder: Bool) {
-        let passes = storedRowFilter()
         let table = version.tables[entity]
         var tested = 0
+        if case let .unique(constraint, key, exact) = access {
+            if let id = version.lookup(unique: key, constraint: constraint, of: entity), table.contains(id) {
+                tested = 1
+                if exact {
+                    // The key is the whole predicate: no filter to build or run, and the
+                    // model is a fault until used.
+                    if excludedRows?(id) != true { try body(id, nil) }
+                } else if let row = try storedRowFilter()(id) {
+                    try body(id, row)
+                }
+            }
+            return (tested, false)
+        }
+        let passes = storedRowFilter()
         switch access {
         case .scan:
             if let columns = columnFilter {
@@ -169,11 +182,8 @@ struct FetchQuery<T: PersistentModel> {
                 }
             }
             tested = table.count
-        case let .unique(constraint, key):
-            if let id = version.lookup(unique: key, constraint: constraint, of: entity), table.contains(id) {
-                tested = 1
-                if let row = try passes(id) { try body(id, row) }
-            }
+        case .unique:
+            preconditionFailure("unique lookups return above")
         case let .index(plan):
             // With the order from the index, a window needs only its rows and the
             // rows tied with its last one; unsaved models could land anywhere.
@@ -431,7 +441,10 @@ enum FetchFilter {
 
 enum FetchAccess {
     case scan
-    case unique(constraint: Int, key: [Value])
+    /// A unique key lookup. `exact` when the predicate is nothing but the key's
+    /// equalities with values of the attributes' own kinds: the row the lookup finds
+    /// passes it, and is not tested again (`QueryPlanner.isExactKey`).
+    case unique(constraint: Int, key: [Value], exact: Bool)
     case index(FetchIndexPlan)
 }
 

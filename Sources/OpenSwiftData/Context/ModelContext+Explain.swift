@@ -32,6 +32,9 @@ public struct FetchExplanation: CustomStringConvertible, Sendable {
         case none
         /// Compiled and run on stored values, without making model objects.
         case native
+        /// Answered by a unique key lookup: the predicate is the key's equalities, so
+        /// the row found is not tested again.
+        case exactKey
         /// Evaluated on model objects with `Predicate.evaluate`; the reason why.
         case fallback(String)
     }
@@ -57,6 +60,7 @@ public struct FetchExplanation: CustomStringConvertible, Sendable {
         let filter = switch filtering {
         case .none: "no predicate"
         case .native: "native predicate"
+        case .exactKey: "predicate answered by the key"
         case let .fallback(reason): "predicate evaluated on models: \(reason)"
         }
         return "\(entityName): \(access)\(sortedByIndex ? " in sort order" : ""), \(filter); estimated \(estimatedRows) rows, examined \(rowsExamined), returned \(resultCount)"
@@ -77,7 +81,7 @@ extension ModelContext {
         case .scan:
             access = .scan
             estimate = query.version.tables[query.entity].count
-        case let .unique(constraint, _):
+        case let .unique(constraint, _, _):
             access = .uniqueIndex(query.layout.uniqueness[constraint].map { query.layout.attributes[$0].name })
             estimate = 1
         case let .index(plan):
@@ -87,7 +91,8 @@ extension ModelContext {
         }
         let filtering: FetchExplanation.Filtering = switch query.filter {
         case .all: .none
-        case .native: .native
+        case .native:
+            if case .unique(_, _, exact: true) = query.access { .exactKey } else { .native }
         case let .fallback(reason): .fallback(reason)
         }
         return FetchExplanation(

@@ -37,7 +37,9 @@ struct QueryPlanner {
         }
         for (c, slots) in layout.uniqueness.enumerated() {
             let key = slots.compactMap { terms.equal[$0] }
-            if key.count == slots.count, !key.contains(where: \.isNull) { return .unique(constraint: c, key: key) }
+            if key.count == slots.count, !key.contains(where: \.isNull) {
+                return .unique(constraint: c, key: key, exact: isExactKey(slots))
+            }
         }
         let order = sortKeys
         var best: (score: Int, plan: FetchIndexPlan)?
@@ -55,6 +57,38 @@ struct QueryPlanner {
             }
         }
         return .scan
+    }
+
+    /// Whether the predicate is exactly `slots`' equalities (`$0.a == x && $0.b == y`,
+    /// each slot once, nothing else) with constants of the kinds the attributes store
+    /// (Bool, integers, Double, Date, String): then the row a unique lookup finds is
+    /// the answer, as the index's equality and `==` agree on those kinds (NaN equal to
+    /// nothing, -0.0 to 0.0, strings by canonical equivalence).
+    private func isExactKey(_ slots: [Int]) -> Bool {
+        guard case let .native(expression) = filter else { return false }
+        let conjuncts = expression.conjuncts
+        guard conjuncts.count == slots.count else { return false }
+        var covered: Set<Int> = []
+        for term in conjuncts {
+            guard case let .equal(l, r) = term, let (slot, value) = pinned(l, r) ?? pinned(r, l),
+                  slots.contains(slot), covered.insert(slot).inserted,
+                  let kind = Self.typedKind(of: value), kind == ColumnKind(layout.attributes[slot].valueType)
+            else { return false }
+        }
+        return true
+    }
+
+    /// The column kind a value of a typed kind is stored as; nil for other values.
+    private static func typedKind(of value: Value) -> ColumnKind? {
+        switch value {
+        case .bool: .bool
+        case .int: .int
+        case .uint: .uint
+        case .double: .double
+        case .date: .date
+        case .string: .string
+        default: nil
+        }
     }
 
     private struct Candidate {

@@ -77,11 +77,38 @@ import Testing
     @Test func uniqueKeyUsesTheIndex() throws {
         let explanation = try context.explain(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "t3" }))
         #expect(explanation.accessPath == .uniqueIndex(["name"]))
+        #expect(explanation.filtering == .exactKey)
         #expect(explanation.rowsExamined == 1)
         #expect(explanation.resultCount == 1)
         let both = try context.explain(FetchDescriptor<Trip>(predicate: #Predicate { $0.isFavorite && $0.name == "t3" }))
         #expect(both.accessPath == .uniqueIndex(["name"]))
+        #expect(both.filtering == .native)
         #expect(both.resultCount == 0)
+    }
+
+    /// A lookup the key answers alone still leaves out models deleted or changed in
+    /// the context, and finds a changed model by its unsaved key.
+    @Test func anExactKeyLookupSeesUnsavedChanges() throws {
+        func names(_ key: String) throws -> [String] {
+            try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == key })).map(\.name)
+        }
+        #expect(try context.explain(FetchDescriptor<Trip>(predicate: #Predicate { "t2" == $0.name })).filtering == .exactKey)
+        #expect(try names("t2") == ["t2"])
+        #expect(try names("nobody").isEmpty)
+        let t2 = try #require(try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "t2" })).first)
+        t2.name = "renamed"
+        #expect(try names("t2").isEmpty)
+        #expect(try names("renamed") == ["renamed"])
+        let t4 = try #require(try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "t4" })).first)
+        context.delete(t4)
+        #expect(try names("t4").isEmpty)
+        context.rollback()
+        #expect(try names("t2") == ["t2"])
+        #expect(try names("t4") == ["t4"])
+        // A found model is a fault until used, then reads its stored values.
+        let t5 = try #require(try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "t5" })).first)
+        #expect(t5.destination == "Paris")
+        #expect(t5.price == 500)
     }
 
     /// Compiled predicates are cached by shape; predicates of one expression type that

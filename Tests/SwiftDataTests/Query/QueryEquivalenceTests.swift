@@ -338,7 +338,7 @@ final class QEquivalenceRun {
                 }
                 accessPaths[path, default: 0] += 1
                 switch explanation.filtering {
-                case .native: native += 1
+                case .native, .exactKey: native += 1
                 case let .fallback(reason): fallbacks[reason, default: 0] += 1
                 case .none: break
                 }
