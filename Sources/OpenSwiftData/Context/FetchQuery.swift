@@ -41,7 +41,8 @@ struct FetchQuery<T: PersistentModel> {
             filter = .all
         }
         access = QueryPlanner(
-            filter: filter, layout: layout, indexes: version.orderedIndexes[entity].map { $0.slots },
+            filter: filter, layout: layout, kinds: version.tables[entity].kinds,
+            indexes: version.orderedIndexes[entity].map { $0.slots },
             sortKeys: QueryPlanner.sortKeys(of: descriptor.sortBy, in: layout), limited: (descriptor.fetchLimit ?? 0) > 0
         ).plan()
     }

@@ -16,6 +16,8 @@ import OpenSwiftDataStore
 struct QueryPlanner {
     let filter: FetchFilter
     let layout: EntityLayout
+    /// How the entity's table stores each slot.
+    let kinds: [ColumnKind]
     /// The attribute slots of each ordered index of the entity.
     let indexes: [[Int]]
     /// The sort as (attribute slot, reverse) pairs, nil when there is none or a key
@@ -32,13 +34,15 @@ struct QueryPlanner {
 
     func plan() -> FetchAccess {
         var terms = Terms()
+        var conjuncts: [QueryExpression] = []
         if case let .native(expression) = filter {
-            for term in expression.conjuncts { collect(term, into: &terms) }
+            conjuncts = expression.conjuncts
+            for term in conjuncts { collect(term, into: &terms) }
         }
         for (c, slots) in layout.uniqueness.enumerated() {
             let key = slots.compactMap { terms.equal[$0] }
             if key.count == slots.count, !key.contains(where: \.isNull) {
-                return .unique(constraint: c, key: key, exact: isExactKey(slots))
+                return .unique(constraint: c, key: key, exact: isExactKey(slots, conjuncts: conjuncts))
             }
         }
         let order = sortKeys
@@ -64,16 +68,16 @@ struct QueryPlanner {
     /// (Bool, integers, Double, Date, String): then the row a unique lookup finds is
     /// the answer, as the index's equality and `==` agree on those kinds (NaN equal to
     /// nothing, -0.0 to 0.0, strings by canonical equivalence).
-    private func isExactKey(_ slots: [Int]) -> Bool {
-        guard case let .native(expression) = filter else { return false }
-        let conjuncts = expression.conjuncts
-        guard conjuncts.count == slots.count else { return false }
-        var covered: Set<Int> = []
+    private func isExactKey(_ slots: [Int], conjuncts: [QueryExpression]) -> Bool {
+        guard conjuncts.count == slots.count, slots.count <= 64 else { return false }
+        // Which of the key's slots a term pinned, one bit per position in `slots`.
+        var covered: UInt64 = 0
         for term in conjuncts {
             guard case let .equal(l, r) = term, let (slot, value) = pinned(l, r) ?? pinned(r, l),
-                  slots.contains(slot), covered.insert(slot).inserted,
-                  let kind = Self.typedKind(of: value), kind == ColumnKind(layout.attributes[slot].valueType)
+                  let position = slots.firstIndex(of: slot), covered & (1 << UInt64(position)) == 0,
+                  let kind = Self.typedKind(of: value), kind == kinds[slot]
             else { return false }
+            covered |= 1 << UInt64(position)
         }
         return true
     }
