@@ -20,24 +20,49 @@ final class EntityLayout: @unchecked Sendable {
         var hashModifier: String?
     }
 
-    struct RelationshipSlot {
-        var name: String
-        var originalName: String
-        var keyPath: AnyKeyPath
-        var destinationType: any PersistentModel.Type
-        var destination: String
-        var isToMany: Bool
-        var isOptional: Bool
+    /// A class, not a struct: saves and deletes walk relationships constantly, and
+    /// each copy of a struct of this many references cost a dozen retains (about 7 %
+    /// of a cascade delete). Only its layout's initializer sets `inverse`.
+    final class RelationshipSlot: @unchecked Sendable {
+        let name: String
+        let originalName: String
+        let keyPath: AnyKeyPath
+        let destinationType: any PersistentModel.Type
+        let destination: String
+        let isToMany: Bool
+        let isOptional: Bool
         /// Whether the property's value is exactly `[Destination]`, `Destination` or
         /// `Destination?`: class references that backing data reads without a cast.
-        var isPlainReference: Bool
-        var deleteRule: Schema.Relationship.DeleteRule
-        var minimumModelCount: Int
-        var maximumModelCount: Int
-        var explicitInverse: AnyKeyPath?
+        let isPlainReference: Bool
+        let deleteRule: Schema.Relationship.DeleteRule
+        let minimumModelCount: Int
+        let maximumModelCount: Int
+        let explicitInverse: AnyKeyPath?
         /// The inverse relationship's index in the destination's layout.
-        var inverse: Int?
-        var options: [Schema.Relationship.Option]
+        fileprivate(set) var inverse: Int?
+        let options: [Schema.Relationship.Option]
+
+        init(
+            name: String, originalName: String, keyPath: AnyKeyPath, destinationType: any PersistentModel.Type,
+            destination: String, isToMany: Bool, isOptional: Bool, isPlainReference: Bool,
+            deleteRule: Schema.Relationship.DeleteRule, minimumModelCount: Int, maximumModelCount: Int,
+            explicitInverse: AnyKeyPath?, inverse: Int?, options: [Schema.Relationship.Option]
+        ) {
+            self.name = name
+            self.originalName = originalName
+            self.keyPath = keyPath
+            self.destinationType = destinationType
+            self.destination = destination
+            self.isToMany = isToMany
+            self.isOptional = isOptional
+            self.isPlainReference = isPlainReference
+            self.deleteRule = deleteRule
+            self.minimumModelCount = minimumModelCount
+            self.maximumModelCount = maximumModelCount
+            self.explicitInverse = explicitInverse
+            self.inverse = inverse
+            self.options = options
+        }
     }
 
     enum Slot {
@@ -48,7 +73,7 @@ final class EntityLayout: @unchecked Sendable {
     let name: String
     let modelType: any PersistentModel.Type
     let attributes: [AttributeSlot]
-    private(set) var relationships: [RelationshipSlot]
+    let relationships: [RelationshipSlot]
     let slots: [AnyKeyPath: Slot]
     /// The same slots by key path object, searched in declaration order: `@Model`'s
     /// accessors pass the key path objects `schemaMetadata` lists, and comparing a few
@@ -89,7 +114,7 @@ final class EntityLayout: @unchecked Sendable {
             let slotList = paths.compactMap(attributeIndex)
             return slotList.count == paths.count ? IndexDescription(kind: isRTree ? .rtree : .binary, slots: slotList) : nil
         }
-        for j in relationships.indices { self.relationships[j].inverse = Self.inverse(of: relationships[j], in: modelType) }
+        for relationship in relationships { relationship.inverse = Self.inverse(of: relationship, in: modelType) }
         hasRelationshipCountRules = relationships.contains {
             $0.isToMany ? ($0.minimumModelCount > 0 || $0.maximumModelCount > 0) : !$0.isOptional
         }
