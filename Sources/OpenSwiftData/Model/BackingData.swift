@@ -20,7 +20,7 @@ protocol ModelBacking: AnyObject {
     var isDeleted: Bool { get set }
     var values: Row { get set }
     var committed: Row? { get set }
-    var dirty: Set<Int> { get set }
+    var dirty: SlotSet { get set }
     var generation: UInt64 { get set }
     /// The related models of relationship `index`, resolving stored references.
     func relatedModels(_ index: Int) -> [any PersistentModel]
@@ -127,7 +127,7 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
 
     /// Slots changed since the last save, of saved models (an insert stores its
     /// whole row).
-    @exclusivity(unchecked) var dirty: Set<Int> = []
+    @exclusivity(unchecked) var dirty: SlotSet = []
     /// The store generation `values` was read from.
     @exclusivity(unchecked) var generation: UInt64 = 0
     /// Related models per relationship, once resolved or assigned.
