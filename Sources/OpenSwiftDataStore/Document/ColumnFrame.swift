@@ -64,8 +64,10 @@ enum ColumnFrame {
         for slot in table.kinds.indices {
             let kind = table.kinds[slot]
             // A segment whose column took a value of another kind stores `Value`s:
-            // then the whole chunk's column is written that way.
-            let typed = kind != .value && chunk.allSatisfy { table.segments[$0.segment].columns[slot].kind == kind }
+            // then the whole chunk's column is written that way. (The chunk's rows come
+            // from a run of segments; checking each once is enough.)
+            let segments = chunk.first!.segment...chunk.last!.segment
+            let typed = kind != .value && segments.allSatisfy { table.segments[$0].columns[slot].kind == kind }
             if typed {
                 w.columnBody(chunk, slot: slot, kind: kind, of: table)
             } else {
@@ -373,8 +375,7 @@ extension ByteReader {
         var none = false
         switch try byte() {
         case Presence.all.rawValue:
-            present = [UInt64](repeating: ~0, count: wordCount)
-            if n & 63 != 0 { present[wordCount - 1] = (1 << UInt64(n & 63)) - 1 }
+            present = Bitmap.allSet(n)
         case Presence.none.rawValue:
             present = [UInt64](repeating: 0, count: wordCount)
             none = true

@@ -194,6 +194,13 @@ enum Bitmap {
         if on { words[i >> 6] |= 1 << UInt64(i & 63) } else { words[i >> 6] &= ~(1 << UInt64(i & 63)) }
     }
 
+    /// A bitmap of `count` bits, every one set.
+    static func allSet(_ count: Int) -> [UInt64] {
+        var words = [UInt64](repeating: ~0, count: wordCount(count))
+        if count & 63 != 0 { words[words.count - 1] = (1 << UInt64(count & 63)) - 1 }
+        return words
+    }
+
     /// The number of set bits.
     static func popcount(_ words: [UInt64]) -> Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
 

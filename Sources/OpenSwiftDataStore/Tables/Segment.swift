@@ -27,8 +27,7 @@ struct Segment: Sendable {
         self.ids = ids
         used = count
         liveCount = count
-        live = [UInt64](repeating: ~0, count: Bitmap.wordCount(count))
-        if count & 63 != 0 { live[live.count - 1] = (1 << UInt64(count & 63)) - 1 }
+        live = Bitmap.allSet(count)
     }
 
     var isFull: Bool { used == Table.segmentSize }
