@@ -15,7 +15,7 @@ extension ModelContext {
         let id = backing.identifier
         if isPendingInsert(id) {
             inserted.removeAll { $0 == id }
-            registry[id] = nil
+            registry.remove(id)
             detachFromInverses(model)
             backing.isDeleted = true
             backing.context = nil
@@ -24,6 +24,7 @@ extension ModelContext {
         if deletedSet.insert(id).inserted {
             deleted.append(id)
             changed.remove(id)
+            registry.retain(id)
             backing.isDeleted = true
         }
     }

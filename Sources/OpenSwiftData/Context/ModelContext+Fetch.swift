@@ -60,26 +60,16 @@ extension ModelContext {
     /// Calls `block` for each model `fetch(_:)` would return, reading `batchSize`
     /// models at a time.
     ///
-    /// Unchanged models of a finished batch are released from the context, so memory
-    /// stays bounded. Changes made in `block` stay pending either way (nothing is
-    /// lost); `allowEscapingMutations` is accepted for source compatibility.
+    /// Models `block` leaves unchanged and does not keep end after their call (the
+    /// context does not retain saved, unchanged models), so memory stays bounded.
+    /// Changes made in `block` stay pending (nothing is lost); `batchSize` and
+    /// `allowEscapingMutations` are accepted for source compatibility.
     public func enumerate<T: PersistentModel>(
         _ fetch: FetchDescriptor<T>, batchSize: Int = 5000, allowEscapingMutations: Bool = false,
         block: (_ model: T) throws -> Void
     ) throws {
-        let identifiers = try matchingIdentifiers(fetch)
-        let wasRegistered = Set(registry.keys)
-        var start = 0
-        let size = Swift.max(1, batchSize)
-        while start < identifiers.count {
-            let batch = identifiers[start..<Swift.min(start + size, identifiers.count)]
-            for id in batch {
-                if let model = model(for: id) as? T { try block(model) }
-            }
-            for id in batch where !wasRegistered.contains(id) && !hasPendingChanges(id) {
-                registry[id] = nil
-            }
-            start += size
+        for id in try matchingIdentifiers(fetch) {
+            if let model = model(for: id) as? T { try block(model) }
         }
     }
 

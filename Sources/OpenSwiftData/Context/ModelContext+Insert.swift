@@ -18,6 +18,8 @@ extension ModelContext {
                 if deletedSet.remove(backing.identifier) != nil {
                     deleted.removeAll { $0 == backing.identifier }
                     backing.isDeleted = false
+                    // The delete took it off the changed list; its changes stand.
+                    if !backing.dirty.isEmpty { changed.insert(backing.identifier) }
                 }
                 continue
             }
@@ -25,7 +27,7 @@ extension ModelContext {
             guard backing.context == nil else { continue }
             backing.context = self
             backing.isDeleted = false
-            registry[backing.identifier] = model
+            registry.register(model, as: backing.identifier, retained: true)
             inserted.append(backing.identifier)
             RelationshipGraph.linkInverses(of: model)
             for j in backing.layout.relationships.indices {

@@ -3,8 +3,7 @@ extension ModelContext {
     /// last saved values.
     public func rollback() {
         for id in inserted {
-            guard let model = registry[id] else { continue }
-            registry[id] = nil
+            guard let model = registry.remove(id) else { continue }
             model.modelBacking.context = nil
         }
         for id in changed.union(deletedSet) {
@@ -18,6 +17,7 @@ extension ModelContext {
         changed = []
         deleted = []
         deletedSet = []
+        registry.releaseAll()
         autosaveScheduled = false
     }
 }

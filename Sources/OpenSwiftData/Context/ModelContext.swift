@@ -19,8 +19,8 @@ public class ModelContext: Equatable, SendableMetatype {
     var isMainContext = false
     var autosaveScheduled = false
 
-    /// Every model the context knows, by identifier.
-    var registry: [PersistentIdentifier: any PersistentModel] = [:]
+    /// Every model the context knows, by identifier; retains those with unsaved changes.
+    let registry = ModelRegistry()
     /// Pending inserts, in insertion order.
     var inserted: [PersistentIdentifier] = []
     /// Registered, saved models with unsaved changes.
@@ -58,7 +58,7 @@ public class ModelContext: Equatable, SendableMetatype {
     /// million inserts it cost about 100 bytes each.
     /// - Complexity: O(1) expected
     func isPendingInsert(_ id: PersistentIdentifier) -> Bool {
-        id.isTemporary && registry[id] != nil
+        id.isTemporary && registry.isRetained(id)
     }
 
     func hasPendingChanges(_ id: PersistentIdentifier) -> Bool {
@@ -69,6 +69,7 @@ public class ModelContext: Equatable, SendableMetatype {
     func noteChange(of id: PersistentIdentifier) {
         guard registry[id] != nil, !isPendingInsert(id), !deletedSet.contains(id) else { return }
         changed.insert(id)
+        registry.retain(id)
         scheduleAutosave()
     }
 
@@ -116,7 +117,7 @@ public class ModelContext: Equatable, SendableMetatype {
             return model
         }
         let model = makeModel(layout.modelType, identifier: identifier, entity: entity, row: row, in: version)
-        registry[identifier] = model
+        registry.register(model, as: identifier, retained: false)
         return model
     }
 
@@ -166,7 +167,7 @@ public class ModelContext: Equatable, SendableMetatype {
             guard table.contains(id) else { return nil }
             // A fault, registered: what `materialize` makes of a row it does not find.
             let model = makeModel(layout.modelType, identifier: identifier, entity: entity, row: nil, in: version)
-            registry[identifier] = model
+            registry.register(model, as: identifier, retained: false)
             return model
         }
     }

@@ -138,6 +138,14 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         super.init(modelType: ObjectIdentifier(M.self))
     }
 
+    deinit {
+        // The model is ending: the context holds saved, unchanged models unretained,
+        // and such an entry must go with its model (`ModelRegistry`).
+        if let identifier = storedIdentifier, let context {
+            context.registry.forget(identifier, backing: ObjectIdentifier(self))
+        }
+    }
+
     /// A model over `row`; `layout` is `M`'s.
     init(identifier: PersistentIdentifier, layout: EntityLayout, row: Row, generation: UInt64, context: ModelContext) {
         state = .loaded

@@ -1,0 +1,164 @@
+import Foundation
+import SwiftData
+import Testing
+
+/// A context retains the models it still has to save and no others: saved, unchanged
+/// models live as long as the app (or a related model) holds them, as in Core Data.
+@Suite struct ModelLifetimeTests {
+    let container: ModelContainer
+
+    init() throws {
+        container = try ModelContainer(
+            for: Trip.self, BucketListItem.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+    }
+
+    /// Inserts trips named `names` and saves, holding none of them.
+    private func seed(_ names: [String]) throws {
+        let context = ModelContext(container)
+        for name in names { context.insert(Trip(name: name, destination: "D")) }
+        try context.save()
+    }
+
+    private func fetchTrip(_ name: String, in context: ModelContext) throws -> Trip? {
+        try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == name })).first
+    }
+
+    @Test func aSavedModelTheAppDropsEndsAndReadsBackAsANewObject() throws {
+        let context = ModelContext(container)
+        weak var dropped: Trip?
+        do {
+            let trip = Trip(name: "A", destination: "Rome")
+            dropped = trip
+            context.insert(trip)
+            try context.save()
+        }
+        #expect(dropped == nil)
+        let again = try #require(try fetchTrip("A", in: context))
+        #expect(again.destination == "Rome")
+        #expect(again.persistentModelID.storeIdentifier != nil)
+    }
+
+    @Test func insertedModelsTheAppDoesNotHoldAreSaved() throws {
+        let context = ModelContext(container)
+        weak var pending: Trip?
+        do {
+            let trip = Trip(name: "B", destination: "Oslo")
+            pending = trip
+            context.insert(trip)
+        }
+        #expect(pending != nil, "an unsaved insert stays until the save")
+        #expect(context.insertedModelsArray.count == 1)
+        try context.save()
+        #expect(pending == nil)
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 1)
+    }
+
+    @Test func aChangedModelStaysUntilItsChangeIsSaved() throws {
+        try seed(["C"])
+        let context = ModelContext(container)
+        weak var changed: Trip?
+        do {
+            let trip = try #require(try fetchTrip("C", in: context))
+            changed = trip
+            trip.destination = "Lima"
+        }
+        #expect(changed != nil)
+        #expect(context.changedModelsArray.count == 1)
+        try context.save()
+        #expect(changed == nil)
+        #expect(try fetchTrip("C", in: ModelContext(container))?.destination == "Lima")
+    }
+
+    @Test func aDeletedModelStaysUntilTheSave() throws {
+        try seed(["D1", "D2"])
+        let context = ModelContext(container)
+        weak var doomed: Trip?
+        do {
+            let trip = try #require(try fetchTrip("D1", in: context))
+            doomed = trip
+            context.delete(trip)
+        }
+        #expect(doomed != nil)
+        #expect(context.deletedModelsArray.count == 1)
+        try context.save()
+        #expect(doomed == nil)
+        let names = try ModelContext(container).fetch(FetchDescriptor<Trip>()).map(\.name)
+        #expect(names == ["D2"])
+    }
+
+    @Test func rollbackReleasesWhatItRestores() throws {
+        try seed(["E"])
+        let context = ModelContext(container)
+        weak var restored: Trip?
+        do {
+            let trip = try #require(try fetchTrip("E", in: context))
+            restored = trip
+            trip.destination = "Changed"
+        }
+        #expect(restored != nil)
+        context.rollback()
+        #expect(restored == nil)
+        #expect(try fetchTrip("E", in: context)?.destination == "D")
+    }
+
+    @Test func aHeldModelIsTheOneEveryFetchReturns() throws {
+        try seed(["F"])
+        let context = ModelContext(container)
+        let held = try #require(try fetchTrip("F", in: context))
+        for _ in 0..<3 {
+            let fetched = try #require(try fetchTrip("F", in: context))
+            #expect(fetched === held)
+        }
+        let registered: Trip? = context.registeredModel(for: held.persistentModelID)
+        #expect(registered === held)
+    }
+
+    @Test func relatedModelsLiveAsLongAsTheModelThatResolvedThem() throws {
+        let writer = ModelContext(container)
+        let trip = Trip(name: "G", destination: "D")
+        trip.bucketList = [BucketListItem(title: "one"), BucketListItem(title: "two")]
+        writer.insert(trip)
+        try writer.save()
+
+        let context = ModelContext(container)
+        weak var item: BucketListItem?
+        var parent = try #require(try fetchTrip("G", in: context))
+        item = parent.bucketList.first
+        #expect(item != nil)
+        #expect(parent.bucketList.first === item)
+        parent = Trip(name: "unrelated", destination: "-")
+        #expect(item == nil)
+        let reread = try #require(try fetchTrip("G", in: context))
+        #expect(Set(reread.bucketList.map(\.title)) == ["one", "two"])
+    }
+
+    @Test func aModelRegisteredAgainAfterItEndedIsStillUnique() throws {
+        try seed(["H"])
+        let context = ModelContext(container)
+        var first: Trip? = try fetchTrip("H", in: context)
+        let id = try #require(first?.persistentModelID)
+        first = nil
+        let second = try #require(context.model(for: id) as? Trip)
+        let third = try #require(try fetchTrip("H", in: context))
+        #expect(second === third)
+        third.price = 5
+        try context.save()
+        #expect(try fetchTrip("H", in: ModelContext(container))?.price == 5)
+    }
+
+    @Test func enumerateKeepsNoUnchangedModel() throws {
+        try seed((0..<20).map { String(format: "n%02d", $0) })
+        let context = ModelContext(container)
+        var visited: [() -> Bool] = []
+        try context.enumerate(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)]), batchSize: 5) { trip in
+            weak var probe = trip
+            visited.append { probe != nil }
+            if trip.name == "n07" { trip.isFavorite = true }
+        }
+        let alive = visited.map { $0() }
+        #expect(alive.count == 20)
+        #expect(alive.enumerated().filter(\.element).map(\.offset) == [7])
+        try context.save()
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>(predicate: #Predicate { $0.isFavorite })) == 1)
+    }
+}
