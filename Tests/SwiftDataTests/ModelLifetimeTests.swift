@@ -132,6 +132,28 @@ import Testing
         #expect(Set(reread.bucketList.map(\.title)) == ["one", "two"])
     }
 
+    @Test func aGraphResolvedBothWaysEndsWithItsContext() throws {
+        weak var trip: Trip?
+        weak var item: BucketListItem?
+        do {
+            let context = ModelContext(container)
+            let newTrip = Trip(name: "cycle", destination: "D")
+            newTrip.bucketList = [BucketListItem(title: "one")]
+            context.insert(newTrip)
+            try context.save()
+            trip = newTrip
+            item = newTrip.bucketList.first
+            #expect(item?.trip === newTrip)
+
+            let reader = ModelContext(container)
+            let read = try #require(try fetchTrip("cycle", in: reader))
+            #expect(read.bucketList.first?.trip === read)
+        }
+        #expect(trip == nil)
+        #expect(item == nil)
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<BucketListItem>()) == 1)
+    }
+
     @Test func aModelRegisteredAgainAfterItEndedIsStillUnique() throws {
         try seed(["H"])
         let context = ModelContext(container)

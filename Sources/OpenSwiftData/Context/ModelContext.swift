@@ -33,6 +33,14 @@ public class ModelContext: Equatable, SendableMetatype {
         self.container = container
     }
 
+    /// Breaks the cycles resolved relationships make (a trip holding its items, each
+    /// item its trip), which would otherwise keep the context's models alive after it:
+    /// a model read after its context ended has no relationships to resolve anyway.
+    deinit {
+        let models = registry.allModels()
+        for model in models { model.modelBacking.dropResolvedRelationships() }
+    }
+
     public static func == (lhs: ModelContext, rhs: ModelContext) -> Bool { lhs === rhs }
 
     /// Whether the context has unsaved inserts, changes or deletes.

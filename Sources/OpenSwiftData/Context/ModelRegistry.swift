@@ -85,6 +85,13 @@ final class ModelRegistry {
         }
     }
 
+    /// Every registered model, retained by the array: entries stay valid while it lives,
+    /// whatever ends the caller's work lets end.
+    /// - Complexity: O(registered models)
+    func allModels() -> [any PersistentModel] {
+        Array(retained.values) + unretained.values.map(\.model)
+    }
+
     /// Removes the unretained entry of a model whose backing data `backing` is ending.
     /// - Complexity: O(1) expected
     func forget(_ id: PersistentIdentifier, backing: ObjectIdentifier) {

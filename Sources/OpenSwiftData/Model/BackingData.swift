@@ -33,6 +33,8 @@ protocol ModelBacking: AnyObject {
     func replaceResolved(_ index: Int, with models: [any PersistentModel])
     /// Drops resolved relationships so they are read again from `values`.
     func forgetResolvedRelationships()
+    /// Drops resolved relationships without reading a fault's row (the context is ending).
+    func dropResolvedRelationships()
     /// Makes the values of a saved model without unsaved changes a fault again.
     func refault(from table: Table, generation: UInt64, keepingRelationships: Bool)
     /// Brings a model without unsaved changes to its row in a newer version's table.
@@ -361,6 +363,10 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
 
     func forgetResolvedRelationships() {
         prepare()
+        for j in related.indices { related[j] = nil }
+    }
+
+    func dropResolvedRelationships() {
         for j in related.indices { related[j] = nil }
     }
 
