@@ -1,3 +1,4 @@
+import Foundation
 import SwiftData
 import Testing
 
@@ -48,6 +49,32 @@ import Testing
         try elsewhere.save()
         #expect(c.persistentModelID != a.persistentModelID)
         #expect(c.persistentModelID.hashValue == a.persistentModelID.hashValue)
+    }
+
+    /// Hashable's law (equal identifiers hash equally) for the hash sets and
+    /// dictionaries use, across identifiers decoded with scopes of their own; and a
+    /// thousand identifiers stay distinct in a set.
+    @Test func equalIdentifiersHashEquallyInSetsAndDictionaries() throws {
+        let context = ModelContext(container)
+        let trips = (0..<1_000).map { Trip(name: "t\($0)", destination: "X") }
+        for trip in trips { context.insert(trip) }
+        try context.save()
+        let ids = trips.map(\.persistentModelID)
+        let decoded = try JSONDecoder().decode([PersistentIdentifier].self, from: JSONEncoder().encode(ids))
+        let set = Set(ids)
+        #expect(set.count == 1_000)
+        #expect(decoded.allSatisfy { set.contains($0) })
+        var byID: [PersistentIdentifier: Int] = [:]
+        for (i, id) in ids.enumerated() { byID[id] = i }
+        let found: [Int?] = decoded.map { byID[$0] }
+        #expect(found == Array(0..<1_000))
+        for (id, copy) in zip(ids, decoded) {
+            #expect(id.hashValue == copy.hashValue)
+            var a = Hasher(), b = Hasher()
+            a.combine(id)
+            b.combine(copy)
+            #expect(a.finalize() == b.finalize())
+        }
     }
 
     @Test func oneObjectPerRowPerContext() throws {
