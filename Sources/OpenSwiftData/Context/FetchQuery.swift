@@ -271,7 +271,7 @@ struct FetchQuery<T: PersistentModel> {
             test = { [context, version, descriptor, entity] id in
                 let identifier = context.identifier(entity: entity, row: id)
                 let model = context.registry[identifier] as? T
-                    ?? context.makeModel(T.self, identifier: identifier, entity: entity, row: nil, in: version) as! T
+                    ?? context.makeModel(identifier: identifier, entity: entity, row: nil, in: version) as! T
                 return try descriptor.predicate?.evaluate(model) ?? true ? .some(nil) : nil
             }
         }

@@ -86,6 +86,12 @@ extension ModelContext {
     /// The filtered, sorted and windowed models of a descriptor.
     func matches<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
         let query = try FetchQuery(descriptor, context: self)
-        return query.window(try query.candidates()).map { query.materialize($0) }
+        // A loop, not `map` with a closure: the closure looked `FetchQuery<T>`'s
+        // metadata up again for every model.
+        let candidates = query.window(try query.candidates())
+        var models: [T] = []
+        models.reserveCapacity(candidates.count)
+        for candidate in candidates { models.append(query.materialize(candidate)) }
+        return models
     }
 }

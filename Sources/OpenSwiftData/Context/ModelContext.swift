@@ -98,7 +98,7 @@ public class ModelContext: Equatable, SendableMetatype {
            let row = version.row(RowID(persistentModelID.id.key), of: entity) {
             return materialize(layout, entity: entity, id: RowID(persistentModelID.id.key), row: row, in: version)
         }
-        let model = makeModel(layout.modelType, identifier: persistentModelID, entity: entity, row: layout.emptyRow, in: version)
+        let model = makeModel(identifier: persistentModelID, entity: entity, row: layout.emptyRow, in: version)
         model.modelBacking.isDeleted = true
         return model
     }
@@ -124,7 +124,7 @@ public class ModelContext: Equatable, SendableMetatype {
             refresh(model.modelBacking, entity: entity, with: row, in: version)
             return model
         }
-        let model = makeModel(layout.modelType, identifier: identifier, entity: entity, row: row, in: version)
+        let model = makeModel(identifier: identifier, entity: entity, row: row, in: version)
         registry.register(model, as: identifier, retained: false)
         return model
     }
@@ -140,21 +140,13 @@ public class ModelContext: Equatable, SendableMetatype {
 
     /// A model over a stored row, not registered: a fault when `row` is nil.
     func makeModel(
-        _ type: any PersistentModel.Type, identifier: PersistentIdentifier, entity: Int, row: Row?, in version: StoreVersion
+        identifier: PersistentIdentifier, entity: Int, row: Row?, in version: StoreVersion
     ) -> any PersistentModel {
-        let generation = version.generation
         // The container's layout is the one `EntityLayout.of` would find, without its lock.
         let layout = container.layout(at: entity)
-        func make<M: PersistentModel>(_ type: M.Type) -> any PersistentModel {
-            guard let row else {
-                return M(backingData: ModelBackingData<M>(
-                    identifier: identifier, layout: layout, fault: version.tables[entity], id: RowID(identifier.id.key),
-                    generation: generation, context: self))
-            }
-            return M(backingData: ModelBackingData<M>(
-                identifier: identifier, layout: layout, row: row, generation: generation, context: self))
-        }
-        return make(type)
+        return layout.maker.make(
+            identifier: identifier, layout: layout, row: row, table: version.tables[entity], id: RowID(identifier.id.key),
+            generation: version.generation, context: self)
     }
 
     /// The models a stored relationship value refers to, registering them.
@@ -166,7 +158,6 @@ public class ModelContext: Equatable, SendableMetatype {
         default: []
         }
         guard !ids.isEmpty, let entity = container.entityIndex(named: relationship.destination) else { return [] }
-        let layout = container.layout(at: entity)
         let version = container.store.current
         let table = version.tables[entity]
         return ids.compactMap { id in
@@ -174,7 +165,7 @@ public class ModelContext: Equatable, SendableMetatype {
             if let model = registry[identifier] { return model }
             guard table.contains(id) else { return nil }
             // A fault, registered: what `materialize` makes of a row it does not find.
-            let model = makeModel(layout.modelType, identifier: identifier, entity: entity, row: nil, in: version)
+            let model = makeModel(identifier: identifier, entity: entity, row: nil, in: version)
             registry.register(model, as: identifier, retained: false)
             return model
         }

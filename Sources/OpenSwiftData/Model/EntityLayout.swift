@@ -72,6 +72,8 @@ final class EntityLayout: @unchecked Sendable {
 
     let name: String
     let modelType: any PersistentModel.Type
+    /// Makes models of `modelType` over stored rows (`ModelMaker`).
+    let maker: any ModelMaking
     let attributes: [AttributeSlot]
     let relationships: [RelationshipSlot]
     let slots: [AnyKeyPath: Slot]
@@ -90,6 +92,8 @@ final class EntityLayout: @unchecked Sendable {
 
     private init(modelType: any PersistentModel.Type) {
         self.modelType = modelType
+        func maker<M: PersistentModel>(_ type: M.Type) -> any ModelMaking { ModelMaker<M>() }
+        self.maker = maker(modelType)
         self.name = Self.entityName(of: modelType)
         self.temporaryScope = IdentifierScope(storeIdentifier: nil, entityName: name)
         let (attributes, relationships) = Self.properties(of: modelType)
