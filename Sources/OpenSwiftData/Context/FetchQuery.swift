@@ -169,7 +169,6 @@ struct FetchQuery<T: PersistentModel> {
             }
             return (tested, false)
         }
-        let passes = storedRowFilter()
         switch access {
         case .scan:
             if let columns = columnFilter {
@@ -178,6 +177,7 @@ struct FetchQuery<T: PersistentModel> {
                     if excluded?(id) != true { try body(id, nil) }
                 }
             } else {
+                let passes = storedRowFilter()
                 for id in table.rowIDs {
                     if let row = try passes(id) { try body(id, row) }
                 }
@@ -198,6 +198,9 @@ struct FetchQuery<T: PersistentModel> {
             var matched = 0
             var held: [(id: RowID, row: Row?)] = []
             let index = version.orderedIndexes[entity][plan.index]
+            // An exact range is the whole predicate: only unsaved changes exclude rows.
+            let excluded = excludedRows
+            let passes: (RowID) throws -> Row?? = plan.exact ? { excluded?($0) == true ? nil : .some(nil) } : storedRowFilter()
             for range in plan.ranges {
                 var stop = false
                 try index.scan(from: range.lower, to: range.upper, reverse: plan.reverse) { entry in
@@ -460,4 +463,7 @@ struct FetchIndexPlan {
     var reverse = false
     /// The positions in the index key that carry the sort keys, when `providesOrder`.
     var orderSlotsRange: Range<Int> = 0..<0
+    /// Whether the predicate is exactly the range: the rows it yields pass it and are
+    /// not tested again (`QueryPlanner.isExactRange`).
+    var exact = false
 }

@@ -32,8 +32,9 @@ public struct FetchExplanation: CustomStringConvertible, Sendable {
         case none
         /// Compiled and run on stored values, without making model objects.
         case native
-        /// Answered by a unique key lookup: the predicate is the key's equalities, so
-        /// the row found is not tested again.
+        /// Answered by the index: the predicate is a unique key's equalities, or exactly
+        /// an ordered index's range (equalities on a prefix, bounds on the next part),
+        /// so the rows found are not tested again.
         case exactKey
         /// Evaluated on model objects with `Predicate.evaluate`; the reason why.
         case fallback(String)
@@ -92,7 +93,11 @@ extension ModelContext {
         let filtering: FetchExplanation.Filtering = switch query.filter {
         case .all: .none
         case .native:
-            if case .unique(_, _, exact: true) = query.access { .exactKey } else { .native }
+            switch query.access {
+            case .unique(_, _, exact: true): .exactKey
+            case let .index(plan) where plan.exact: .exactKey
+            default: .native
+            }
         case let .fallback(reason): .fallback(reason)
         }
         return FetchExplanation(

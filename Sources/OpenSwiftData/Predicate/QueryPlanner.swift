@@ -52,7 +52,10 @@ struct QueryPlanner {
             applyOrder(order, to: &candidate, prefix: candidate.equalityPrefix)
             if best == nil || candidate.score > best!.score { best = (candidate.score, candidate.plan) }
         }
-        if let best { return .index(best.plan) }
+        if var plan = best?.plan {
+            plan.exact = isExactRange(plan, conjuncts: conjuncts)
+            return .index(plan)
+        }
         if limited, let order {
             for (i, slots) in indexes.enumerated() {
                 var candidate = Candidate(plan: .init(index: i, slots: slots, ranges: [(nil, nil)], lookup: .ordered), equalityPrefix: 0, score: 0)
@@ -78,6 +81,69 @@ struct QueryPlanner {
                   let kind = Self.typedKind(of: value), kind == kinds[slot]
             else { return false }
             covered |= 1 << UInt64(position)
+        }
+        return true
+    }
+
+    /// Whether the predicate is exactly what `plan`'s one range selects, so the rows
+    /// the index yields pass it and are not tested again: equalities on each part of
+    /// its equality prefix and at most one lower and one upper bound on the next part,
+    /// each once, nothing else; constants of the attributes' own typed kinds, never
+    /// NaN; the bounded attribute not optional (the index orders nil below every
+    /// value); and a `Double` or `Date` bounded from above (the index orders NaN above
+    /// +infinity, where every comparison is false).
+    private func isExactRange(_ plan: FetchIndexPlan, conjuncts: [QueryExpression]) -> Bool {
+        guard plan.ranges.count == 1, plan.lookup == .range || plan.lookup == .equality else { return false }
+        var prefix: [Int] = []
+        for slot in plan.slots {
+            guard conjuncts.contains(where: { term in
+                if case let .equal(l, r) = term, let (s, _) = pinned(l, r) ?? pinned(r, l) { return s == slot }
+                return false
+            }) else { break }
+            prefix.append(slot)
+        }
+        let rangeSlot = prefix.count < plan.slots.count ? plan.slots[prefix.count] : nil
+        var equalities = 0
+        var lower = false, upper = false
+        func fits(_ slot: Int, _ value: Value) -> Bool {
+            guard let kind = Self.typedKind(of: value), kind == kinds[slot] else { return false }
+            switch value {
+            case let .double(v): return !v.isNaN
+            case let .date(d): return !d.timeIntervalSinceReferenceDate.isNaN
+            default: return true
+            }
+        }
+        for term in conjuncts {
+            switch term {
+            case let .equal(l, r):
+                guard let (slot, value) = pinned(l, r) ?? pinned(r, l), prefix.contains(slot), fits(slot, value) else {
+                    return false
+                }
+                equalities += 1
+            case let .compare(op, l, r):
+                let side = pinned(l, r).map { ($0.0, $0.1, op) } ?? pinned(r, l).map { ($0.0, $0.1, op.flipped) }
+                guard let (slot, value, op) = side, slot == rangeSlot, fits(slot, value) else { return false }
+                switch op {
+                case .greaterThan, .greaterThanOrEqual:
+                    guard !lower else { return false }
+                    lower = true
+                case .lessThan, .lessThanOrEqual:
+                    guard !upper else { return false }
+                    upper = true
+                }
+            case let .inRange(.attribute(.root, _, slot), .constant(low), .constant(high), _):
+                guard slot == rangeSlot, !lower, !upper, fits(slot, low), fits(slot, high) else { return false }
+                lower = true
+                upper = true
+            default:
+                return false
+            }
+        }
+        // Each prefix part pinned once (a repeated equality could contradict itself).
+        guard equalities == prefix.count else { return false }
+        if let rangeSlot, lower || upper {
+            guard !layout.attributes[rangeSlot].isOptional else { return false }
+            if kinds[rangeSlot] == .double || kinds[rangeSlot] == .date, !upper { return false }
         }
         return true
     }

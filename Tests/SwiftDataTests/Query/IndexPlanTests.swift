@@ -138,4 +138,57 @@ final class Voyage {
         #expect(e.accessPath == .uniqueIndex(["code"]))
         #expect(e.rowsExamined == 1)
     }
+
+    /// A predicate that is exactly an index range is answered by the index: its rows
+    /// are not tested again, and the answer is still the reference's.
+    @Test func anExactRangeIsAnsweredByTheIndex() throws {
+        let from = Date(timeIntervalSince1970: 100 * 86_400), to = Date(timeIntervalSince1970: 120 * 86_400)
+        let dates = try check(FetchDescriptor(
+            predicate: #Predicate { $0.departure >= from && $0.departure < to }, sortBy: [SortDescriptor(\.departure)]))
+        #expect(dates.filtering == .exactKey)
+        let closed = try check(FetchDescriptor(predicate: #Predicate { (from...to).contains($0.departure) }))
+        #expect(closed.filtering == .exactKey)
+        let prefix = try check(FetchDescriptor(predicate: #Predicate { $0.port == "Cork" && $0.fare > 150 && $0.fare <= 250 }))
+        #expect(prefix.filtering == .exactKey)
+        #expect(prefix.accessPath == .index(["port", "fare"], .range))
+        let equality = try check(FetchDescriptor(predicate: #Predicate { $0.port == "Lima" }))
+        #expect(equality.filtering == .exactKey)
+        let upperOnly = try check(FetchDescriptor(predicate: #Predicate { $0.port == "Nice" && $0.fare < 40 }))
+        #expect(upperOnly.filtering == .exactKey)
+    }
+
+    /// Where the index and the predicate could disagree, or the predicate says more,
+    /// every row is tested.
+    @Test func aRangeThatIsNotExactlyThePredicateIsTested() throws {
+        let from = Date(timeIntervalSince1970: 100 * 86_400)
+        // A Double or Date bounded only from below: the index keeps NaN above every value.
+        let lowerOnly = try check(FetchDescriptor(predicate: #Predicate { $0.departure >= from }))
+        #expect(lowerOnly.filtering == .native)
+        // A further condition.
+        let more = try check(FetchDescriptor(predicate: #Predicate { $0.port == "Cork" && $0.fare > 150 && !$0.isFull }))
+        #expect(more.filtering == .native)
+        // An equality repeated (here contradicting itself).
+        let twice = try check(FetchDescriptor(predicate: #Predicate { $0.port == "Oslo" && $0.port == "Lima" }))
+        #expect(twice.filtering == .native)
+        #expect(twice.resultCount == 0)
+        let nan = Double.nan
+        let notANumber = try check(FetchDescriptor(predicate: #Predicate { $0.port == "Bari" && $0.fare < nan }))
+        #expect(notANumber.filtering == .native)
+        #expect(notANumber.resultCount == 0)
+    }
+
+    @Test func anExactRangeLeavesOutPendingDeletesAndChanges() throws {
+        let from = Date(timeIntervalSince1970: 100 * 86_400), to = Date(timeIntervalSince1970: 120 * 86_400)
+        let descriptor = FetchDescriptor<Voyage>(predicate: #Predicate { $0.departure >= from && $0.departure < to })
+        let before = try context.fetch(descriptor)
+        #expect(before.count >= 2)
+        context.delete(before[0])
+        before[1].departure = Date(timeIntervalSince1970: 0)
+        let explanation = try check(descriptor)
+        #expect(explanation.filtering == .exactKey)
+        let codes = try context.fetch(descriptor).map(\.code)
+        #expect(!codes.contains(before[0].code))
+        #expect(!codes.contains(before[1].code))
+        #expect(codes.count == before.count - 2)
+    }
 }
