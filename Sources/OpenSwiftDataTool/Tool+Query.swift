@@ -32,6 +32,9 @@ extension Tool {
         @Flag(help: "Print one JSON object per row (export form) instead of a table.")
         var json = false
 
+        @Flag(help: "Print how the rows were found (scan, unique index, index range) to standard error.")
+        var explain = false
+
         func validate() throws {
             if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more") }
         }
@@ -40,7 +43,8 @@ extension Tool {
             try reportingFailures {
                 let version = try DocumentReader.read(path: document, blobs: .load).version
                 let e = try EntityLookup.index(of: entity, in: version.schema)
-                let matches = try QueryRun(version: version, entity: e, filter: filter, sort: sort, limit: limit).rows()
+                let run = try QueryRun(version: version, entity: e, filter: filter, sort: sort, limit: limit).run()
+                let matches = run.rows
                 let output = OutputSink.standardOutput()
                 let description = version.schema.entities[e]
                 if json {
@@ -55,6 +59,7 @@ extension Tool {
                     try output.line("(\(plural(matches.count, "row")))")
                 }
                 try output.flush()
+                if explain { Console.error("plan: \(run.plan)") }
             }
         }
     }

@@ -114,3 +114,68 @@ import Testing
         #expect(try ids(path, ["Trip", "--where", disjunction]) == ids(path, ["Trip", "--where", "days == 5"]))
     }
 }
+
+@Suite struct QueryPlanTests {
+    private func run(_ path: String, _ arguments: [String]) throws -> (ids: [Int], plan: String) {
+        let result = try OSD.run(["query", path] + arguments + ["--json", "--explain"])
+        #expect(result.status == 0, "\(result.error)")
+        return (ParsedJSON.ids(try ParsedJSON.lines(result.output)), result.error)
+    }
+
+    /// The CLI runs on the engine's planner: a filter on the indexed `days` or the
+    /// unique `id` reads the index, and answers as a scan does. (`|| false` keeps a
+    /// filter from the planner, which reads only top-level `&&` terms.)
+    @Test func indexedQueriesAnswerAsScansDo() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("trips.osd")
+        try TripDocument.create(at: path)
+
+        let cases: [(filter: String, rest: [String], plan: String)] = [
+            ("days >= 3 && days < 7", [], "index (days) range, filter answered by the index"),
+            ("days > 3", ["--sort", "days:desc"], "index (days) range, in sort order, filter answered by the index"),
+            ("days > 3 && booked", ["--sort", "days", "--limit", "2"], "index (days) range, in sort order, filter tested on rows"),
+            ("days == 5", [], "index (days) equality, filter answered by the index"),
+            ("days <= 10 && name != \"x\"", ["--sort", "name"], "index (days) range, filter tested on rows"),
+        ]
+        for (filter, rest, plan) in cases {
+            let indexed = try run(path, ["Trip", "--where", filter] + rest)
+            let scanned = try run(path, ["Trip", "--where", "(\(filter)) || false"] + rest)
+            #expect(indexed.ids == scanned.ids, "\(filter) \(rest)")
+            #expect(!indexed.ids.isEmpty, "\(filter)")
+            #expect(indexed.plan.contains("plan: Trip: \(plan)"), "\(indexed.plan)")
+            // (With a limit, an index still gives the sort order, read whole.)
+            #expect(scanned.plan.contains("plan: Trip: scan") || scanned.plan.contains("plan: Trip: index (days) ordered"), "\(scanned.plan)")
+        }
+    }
+
+    @Test func aLimitedSortReadsTheIndexInOrder() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("trips.osd")
+        try TripDocument.create(at: path)
+
+        for order in ["days", "days:desc"] {
+            let all = try run(path, ["Trip", "--sort", order])
+            #expect(all.plan.contains("plan: Trip: scan"), "\(all.plan)")
+            for limit in 1...4 {
+                let top = try run(path, ["Trip", "--sort", order, "--limit", "\(limit)"])
+                #expect(top.ids == Array(all.ids.prefix(limit)), "\(order) \(limit)")
+                #expect(top.plan.contains("plan: Trip: index (days) ordered, in sort order"), "\(top.plan)")
+            }
+        }
+    }
+
+    @Test func aUniqueKeyIsLookedUp() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("trips.osd")
+        try TripDocument.create(at: path)
+
+        let paris = try run(path, ["Destination", "--where", "name == \"Paris\""])
+        #expect(paris.ids == [1])
+        #expect(paris.plan.contains("plan: Destination: unique index (name), filter answered by the index"), "\(paris.plan)")
+        let none = try run(path, ["Destination", "--where", "name == \"Atlantis\""])
+        #expect(none.ids.isEmpty)
+    }
+}

@@ -173,7 +173,7 @@ import Testing
         let context = ModelContext(container)
         var visited: [() -> Bool] = []
         try context.enumerate(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)]), batchSize: 5) { trip in
-            weak var probe = trip
+            weak let probe = trip
             visited.append { probe != nil }
             if trip.name == "n07" { trip.isFavorite = true }
         }

@@ -18,7 +18,7 @@ public class ModelContainer: Equatable, @unchecked Sendable {
     private let entityIndexesByName: [String: Int]
     let allowsSave: Bool
     /// Compiled predicate templates by shape (see `PredicateCompiler.compile`).
-    let compiledPredicates: Locked<[PredicateFingerprint.Key: CompiledPredicate]>
+    let compiledPredicates = PredicateCache()
 
     /// The main actor's context, with autosave on.
     @MainActor public var mainContext: ModelContext {
@@ -103,7 +103,6 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         self.identifierScopes = givenSchema.layouts.map { [storeIdentifier] layout in
             IdentifierScope(storeIdentifier: storeIdentifier, entityName: layout.name)
         }
-        self.compiledPredicates = Locked([:])
     }
 
     public static func == (lhs: ModelContainer, rhs: ModelContainer) -> Bool { lhs === rhs }

@@ -86,22 +86,28 @@ extension ModelContext {
             access = .uniqueIndex(query.layout.uniqueness[constraint].map { query.layout.attributes[$0].name })
             estimate = 1
         case let .index(plan):
-            access = .index(plan.slots.map { query.layout.attributes[$0].name }, plan.lookup)
+            access = .index(plan.slots.map { query.layout.attributes[$0].name }, FetchExplanation.IndexLookup(plan.lookup))
             sortedByIndex = plan.providesOrder
-            estimate = query.estimate(plan)
+            estimate = query.stored.estimate(plan)
         }
         let filtering: FetchExplanation.Filtering = switch query.filter {
         case .all: .none
-        case .native:
-            switch query.access {
-            case .unique(_, _, exact: true): .exactKey
-            case let .index(plan) where plan.exact: .exactKey
-            default: .native
-            }
+        case .native: query.stored.isExact ? .exactKey : .native
         case let .fallback(reason): .fallback(reason)
         }
         return FetchExplanation(
             entityName: query.layout.name, accessPath: access, filtering: filtering, sortedByIndex: sortedByIndex,
             estimatedRows: estimate, rowsExamined: examined, resultCount: results.count)
+    }
+}
+
+extension FetchExplanation.IndexLookup {
+    init(_ lookup: IndexLookup) {
+        self = switch lookup {
+        case .equality: .equality
+        case .range: .range
+        case let .inList(count): .inList(count)
+        case .ordered: .ordered
+        }
     }
 }

@@ -6,8 +6,9 @@ extension ModelContext {
     ///
     /// Reads one consistent published version of the store; with
     /// `includePendingChanges`, unsaved inserts match too, and pending deletes never do.
-    /// - Complexity: O(1) expected when the predicate pins a unique attribute to a
-    ///   constant; otherwise O(n) in the entity's rows (the native query engine will use indexes).
+    /// - Complexity: O(log n) when the predicate pins a unique key or an ordered
+    ///   index's prefix or range to constants (plus the rows it yields); otherwise
+    ///   O(n) in the entity's rows. `explain(_:)` tells which.
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
         try matches(descriptor)
     }

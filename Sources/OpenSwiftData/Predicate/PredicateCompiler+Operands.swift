@@ -45,17 +45,28 @@ extension PredicateCompiler {
     /// A captured value in the engine's form: a saved model is its row, an unsaved
     /// one cannot match stored rows (so the predicate falls back).
     func constant(_ value: Any) throws -> QueryExpression {
-        // Most captured values are plain storable values: one cast instead of three.
-        if let storable = value as? any _StorableValue { return .constant(storable._storedValue) }
+        .constant(try self.value(of: value))
+    }
+
+    /// A captured value in the engine's form.
+    func value(of value: Any) throws -> Value {
+        // The commonest kinds first: a cast to a concrete type compares metadata, a
+        // cast to a protocol looks a conformance up.
+        if let string = value as? String { return .string(string) }
+        if let int = value as? Int { return .int(Int64(int)) }
+        if let date = value as? Date { return .date(date) }
+        if let double = value as? Double { return .double(double) }
+        // Most other captured values are plain storable values: one cast instead of three.
+        if let storable = value as? any _StorableValue { return storable._storedValue }
         if let model = value as? any PersistentModel {
             let id = model.persistentModelID
             guard !id.isTemporary, id.storeIdentifier == container.storeIdentifier else {
                 throw Unsupported(description: "a captured unsaved model")
             }
-            return .constant(.reference(RowID(id.id.key)))
+            return .reference(RowID(id.id.key))
         }
-        if let result = value as? ComparisonResult { return .constant(.int(Int64(result.rawValue))) }
-        return .constant(ValueCoding.encode(value))
+        if let result = value as? ComparisonResult { return .int(Int64(result.rawValue)) }
+        return ValueCoding.encode(value)
     }
 }
 

@@ -58,27 +58,22 @@ struct PredicateCompiler {
     ///
     /// Compiled forms are cached per predicate shape (its expression type, key paths
     /// and operators) with the captured values as parameters, so a predicate built
-    /// again with other values (a lookup in a loop) only has its values converted.
-    static func compile<T: PersistentModel>(_ predicate: Predicate<T>, in container: ModelContainer) throws -> QueryExpression {
-        var print = PredicateFingerprint()
-        print.visit(predicate.expression)
-        guard print.isCacheable else { return try compileAnew(predicate, in: container, asTemplate: false) }
-        let key = PredicateFingerprint.Key(
-            expressionType: ObjectIdentifier(Swift.type(of: predicate.expression as Any)),
-            keyPaths: print.keyPaths, operators: print.operators)
-        let template: CompiledPredicate
-        if let cached = container.compiledPredicates.withLock({ $0[key] }) {
-            template = cached
-        } else {
-            template = CompiledPredicate(Result { try compileAnew(predicate, in: container, asTemplate: true) })
-            container.compiledPredicates.withLock { cache in
-                if cache.count >= 512 { cache.removeAll() }
-                cache[key] = template
-            }
+    /// again with other values (a lookup in a loop) only has its values converted;
+    /// the cached template also keeps the plans made for it (`CompiledPredicate.plan`).
+    static func compile<T: PersistentModel>(_ predicate: Predicate<T>, in container: ModelContainer) throws -> CompiledFilter {
+        let expression: Any = predicate.expression
+        guard let (print, cached) = container.compiledPredicates.lookUp(expression) else {
+            let compiled = try compileAnew(predicate, in: container, asTemplate: false)
+            return CompiledFilter(predicate: BoundPredicate(template: compiled, parameters: []), cache: nil)
         }
+        let template = cached ?? container.compiledPredicates.add(
+            CompiledPredicate(Result { try compileAnew(predicate, in: container, asTemplate: true) }), for: expression, print)
+        let compiled = try template.result.get()
         let compiler = PredicateCompiler(container: container)
-        let constants = print.constants
-        return try template.result.get().substitutingParameters { i in try compiler.constant(constants[i]) }
+        var parameters: [Value] = []
+        parameters.reserveCapacity(print.constants.count)
+        for constant in print.constants { parameters.append(try compiler.value(of: constant)) }
+        return CompiledFilter(predicate: BoundPredicate(template: compiled, parameters: parameters), cache: template)
     }
 
     private static func compileAnew<T: PersistentModel>(
@@ -178,22 +173,9 @@ protocol CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint)
 }
 
-/// A cached compiled template, or the error compiling it gave.
-final class CompiledPredicate: @unchecked Sendable {
-    let result: Result<QueryExpression, any Error>
-    init(_ result: Result<QueryExpression, any Error>) {
-        self.result = result
-    }
-}
-
-/// What identifies a predicate's compiled form, and the values it captured.
+/// What identifies a predicate's compiled form among those of its expression
+/// type (`PredicateCache`), and the values it captured.
 struct PredicateFingerprint {
-    struct Key: Hashable {
-        var expressionType: ObjectIdentifier
-        var keyPaths: [AnyKeyPath]
-        var operators: [AnyHashable]
-    }
-
     var keyPaths: [AnyKeyPath] = []
     var operators: [AnyHashable] = []
     var constants: [Any] = []

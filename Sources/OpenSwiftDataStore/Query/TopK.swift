@@ -1,7 +1,8 @@
 /// The `k` first elements of a sequence in an order, without sorting all of it:
 /// a bounded max-heap keeps the best `k` seen so far.
 /// - Complexity: O(n log k)
-func smallest<Element>(_ k: Int, of elements: [Element], by less: (Element, Element) -> Bool) -> [Element] {
+@inlinable
+public func smallest<Element>(_ k: Int, of elements: [Element], by less: (Element, Element) -> Bool) -> [Element] {
     guard k > 0 else { return [] }
     var heap: [Element] = []
     heap.reserveCapacity(k)

@@ -1,0 +1,140 @@
+import Foundation
+import OpenSwiftDataStore
+import Synchronization
+
+/// A container's compiled predicate templates, by expression type, then key paths
+/// and operators (`PredicateFingerprint`), so a predicate built again with other
+/// values (a lookup in a loop) is neither compiled nor planned again.
+///
+/// Each expression type's entry also keeps how to fingerprint a value of that type:
+/// finding the `CompilablePredicateExpression` conformance of a generic expression
+/// tree is a runtime lookup, made once per type rather than once per fetch.
+final class PredicateCache: Sendable {
+    private struct Template {
+        var keyPaths: [AnyKeyPath]
+        var operators: [AnyHashable]
+        var compiled: CompiledPredicate
+    }
+
+    private final class Entry {
+        /// Nil when the expression type does not conform: it is never cached.
+        let fingerprinter: (any PredicateFingerprinting)?
+        var templates: [Template] = []
+
+        init(fingerprinter: (any PredicateFingerprinting)?) {
+            self.fingerprinter = fingerprinter
+        }
+    }
+
+    private struct State: @unchecked Sendable {
+        var entries: [ObjectIdentifier: Entry] = [:]
+        var templateCount = 0
+    }
+
+    private let state = Locked(State())
+
+    /// `expression`'s fingerprint and cached template (nil when none is cached
+    /// yet), or nil when predicates of its form cannot be cached.
+    func lookUp(_ expression: Any) -> (PredicateFingerprint, CompiledPredicate?)? {
+        let type = ObjectIdentifier(Swift.type(of: expression))
+        return state.withLock { state in
+            let entry: Entry
+            if let known = state.entries[type] {
+                entry = known
+            } else {
+                entry = Entry(fingerprinter: Self.fingerprinter(for: Swift.type(of: expression)))
+                state.entries[type] = entry
+            }
+            guard let fingerprinter = entry.fingerprinter else { return nil }
+            var print = PredicateFingerprint()
+            fingerprinter.fingerprint(expression, into: &print)
+            guard print.isCacheable else { return nil }
+            let template = entry.templates.first { $0.keyPaths == print.keyPaths && $0.operators == print.operators }
+            return (print, template?.compiled)
+        }
+    }
+
+    /// Keeps `compiled` as the template of `expression`'s shape (the first one kept
+    /// wins a race) and returns the one kept. The cache is emptied past 512 templates.
+    func add(_ compiled: CompiledPredicate, for expression: Any, _ print: PredicateFingerprint) -> CompiledPredicate {
+        let type = ObjectIdentifier(Swift.type(of: expression))
+        return state.withLock { state in
+            if state.templateCount >= 512 {
+                state.entries.removeAll()
+                state.templateCount = 0
+            }
+            let entry = state.entries[type] ?? Entry(fingerprinter: Self.fingerprinter(for: Swift.type(of: expression)))
+            state.entries[type] = entry
+            if let kept = entry.templates.first(where: { $0.keyPaths == print.keyPaths && $0.operators == print.operators }) {
+                return kept.compiled
+            }
+            entry.templates.append(Template(keyPaths: print.keyPaths, operators: print.operators, compiled: compiled))
+            state.templateCount += 1
+            return compiled
+        }
+    }
+
+    private static func fingerprinter(for type: Any.Type) -> (any PredicateFingerprinting)? {
+        guard let compilable = type as? any CompilablePredicateExpression.Type else { return nil }
+        func make<E: CompilablePredicateExpression>(_: E.Type) -> any PredicateFingerprinting { Fingerprinter<E>() }
+        return make(compilable)
+    }
+}
+
+/// Fingerprints expressions of one type known to be compilable.
+private protocol PredicateFingerprinting {
+    func fingerprint(_ expression: Any, into print: inout PredicateFingerprint)
+}
+
+private struct Fingerprinter<E: CompilablePredicateExpression>: PredicateFingerprinting {
+    func fingerprint(_ expression: Any, into print: inout PredicateFingerprint) {
+        // A cast to a concrete type compares metadata; no conformance lookup.
+        print.visit(expression as! E)
+    }
+}
+
+/// A cached compiled template, or the error compiling it gave, with the plans
+/// made for it.
+final class CompiledPredicate: @unchecked Sendable {
+    let result: Result<QueryExpression, any Error>
+    /// The plan for the first shape the template met, read without a lock: most
+    /// templates meet one sort and limit.
+    private let firstPlan = AtomicLazyReference<PlanEntry>()
+    /// Plans for other shapes.
+    private let otherPlans = Locked<[PlanEntry]>([])
+
+    private final class PlanEntry: Sendable {
+        let shape: PlanShape
+        let plan: QueryPlan
+        init(shape: PlanShape, plan: QueryPlan) {
+            self.shape = shape
+            self.plan = plan
+        }
+    }
+
+    init(_ result: Result<QueryExpression, any Error>) {
+        self.result = result
+    }
+
+    /// The plan for `shape`, made by `make` the first time.
+    func plan(for shape: PlanShape, _ make: () -> QueryPlan) -> QueryPlan {
+        if let first = firstPlan.load(), first.shape == shape { return first.plan }
+        if let plan = otherPlans.withLock({ $0.first { $0.shape == shape }?.plan }) { return plan }
+        let entry = PlanEntry(shape: shape, plan: make())
+        let first = firstPlan.storeIfNil(entry)
+        if first !== entry {
+            otherPlans.withLock { plans in
+                if plans.count >= 16 { plans.removeAll() }
+                plans.append(entry)
+            }
+        }
+        return entry.plan
+    }
+}
+
+/// A predicate compiled for one fetch: the engine's form bound to the fetch's
+/// values, and the cached template it came from (nil when it cannot be cached).
+struct CompiledFilter {
+    let predicate: BoundPredicate
+    let cache: CompiledPredicate?
+}

@@ -1,0 +1,60 @@
+/// How a query finds its candidate rows: what `QueryPlanner` chose, with the
+/// values of one run bound in.
+public enum QueryAccess: Sendable {
+    /// Every row of the entity is tested.
+    case scan
+    /// A unique constraint's key lookup. `exact` when the predicate is nothing but
+    /// the key's equalities with values of the attributes' own kinds: the row the
+    /// lookup finds passes it and is not tested again.
+    case unique(constraint: Int, key: [Value], exact: Bool)
+    /// Key ranges of one ordered index.
+    case index(IndexPlan)
+}
+
+/// A B-tree access: key ranges of one ordered index of the entity.
+public struct IndexPlan: Sendable {
+    /// The position of the index in `StoreVersion.orderedIndexes[entity]`.
+    public var index: Int
+    /// The index's attribute slots, in key order.
+    public var slots: [Int]
+    public var ranges: [(lower: IndexBound?, upper: IndexBound?)]
+    public var lookup: IndexLookup
+    /// Whether walking the ranges yields rows in the requested sort order.
+    public var providesOrder = false
+    public var reverse = false
+    /// The positions in the index key that carry the sort keys, when `providesOrder`.
+    public var orderSlotsRange: Range<Int> = 0..<0
+    /// Whether the predicate is exactly the range: the rows it yields pass it and
+    /// are not tested again.
+    public var exact = false
+
+    public init(index: Int, slots: [Int], ranges: [(lower: IndexBound?, upper: IndexBound?)], lookup: IndexLookup) {
+        self.index = index
+        self.slots = slots
+        self.ranges = ranges
+        self.lookup = lookup
+    }
+}
+
+/// How an ordered index is read.
+public enum IndexLookup: Hashable, Sendable {
+    /// Keys equal to constants (a whole key or a prefix of a compound one).
+    case equality
+    /// A range of keys (after any equal prefix).
+    case range
+    /// One lookup per value of a constant list (`values.contains($0.x)`).
+    case inList(Int)
+    /// The whole index, read for its order.
+    case ordered
+}
+
+/// One key of a sort on stored attributes.
+public struct SortKey: Hashable, Sendable {
+    public var slot: Int
+    public var reverse: Bool
+
+    public init(slot: Int, reverse: Bool) {
+        self.slot = slot
+        self.reverse = reverse
+    }
+}

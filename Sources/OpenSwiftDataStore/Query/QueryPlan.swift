@@ -1,0 +1,133 @@
+import Foundation
+
+/// A planned query access whose values are bound per run: what `QueryPlanner`
+/// chose for a predicate template, kept with the template so a repeated query
+/// only binds its values (`bind`).
+public struct QueryPlan: Sendable {
+    /// A value in the plan: a constant of the predicate, or one of its parameters.
+    enum Operand: Sendable {
+        case value(Value)
+        case parameter(Int)
+
+        var isNull: Bool {
+            if case let .value(value) = self { return value.isNull }
+            return false
+        }
+
+        func resolved(_ parameters: [Value]) -> Value {
+            switch self {
+            case let .value(value): value
+            case let .parameter(i): parameters[i]
+            }
+        }
+    }
+
+    /// One end of an index range: values for a prefix of the key.
+    struct Bound: Sendable {
+        var parts: [Operand]
+        var inclusive: Bool
+
+        func resolved(_ parameters: [Value]) -> IndexBound {
+            IndexBound(parts.map { $0.resolved(parameters) }, inclusive: inclusive)
+        }
+    }
+
+    /// The key ranges of an index access.
+    enum Ranges: Sendable {
+        case bounds(Bound?, Bound?)
+        /// One equality range per distinct value of `list` (an array), after `prefix`.
+        case inList(prefix: [Operand], list: Operand)
+    }
+
+    enum Access: Sendable {
+        case scan
+        case unique(constraint: Int, key: [Operand])
+        /// The index plan, its `ranges` filled in by `bind`.
+        case index(IndexPlan, Ranges)
+    }
+
+    /// A value the plan is exact only for: one of the kind `slot` stores, and not NaN
+    /// when `rejectsNaN`.
+    struct Requirement: Sendable {
+        var operand: Operand
+        var slot: Int
+        var rejectsNaN: Bool
+    }
+
+    /// What the plan took a parameter to be; a run whose value is otherwise plans again.
+    enum Assumption: Sendable {
+        case notNull(Operand)
+        case array(Operand)
+    }
+
+    let access: Access
+    /// Nil when the plan is never exact; else the values that make it exact.
+    let exactWhen: [Requirement]?
+    let assumptions: [Assumption]
+    let planner: QueryPlanner
+    let template: QueryExpression?
+
+    /// Whether a run's candidates can come in the sort's order from the index.
+    public var providesOrder: Bool {
+        if case let .index(plan, _) = access { return plan.providesOrder }
+        return false
+    }
+
+    /// The access for one run, with `parameters` (the template's `.parameter`
+    /// values) bound in; `kinds` are how the entity's table stores each slot.
+    /// - Complexity: O(p) for p values in the plan, plus a sort of an IN-list; a
+    ///   value the plan cannot take (nil for a unique key, a non-list for an IN-list)
+    ///   costs a fresh plan.
+    public func bind(_ parameters: [Value], kinds: [ColumnKind]) -> QueryAccess {
+        for assumption in assumptions {
+            let holds = switch assumption {
+            case let .notNull(operand): !operand.resolved(parameters).isNull
+            case let .array(operand): if case .array = operand.resolved(parameters) { true } else { false }
+            }
+            guard holds else { return replanned(parameters, kinds: kinds) }
+        }
+        let exact = exactWhen?.allSatisfy { Self.fits($0.operand.resolved(parameters), kinds[$0.slot], rejectsNaN: $0.rejectsNaN) } ?? false
+        switch access {
+        case .scan:
+            return .scan
+        case let .unique(constraint, key):
+            return .unique(constraint: constraint, key: key.map { $0.resolved(parameters) }, exact: exact)
+        case .index(var plan, let ranges):
+            switch ranges {
+            case let .bounds(lower, upper):
+                plan.ranges = [(lower?.resolved(parameters), upper?.resolved(parameters))]
+            case let .inList(prefix, list):
+                guard case let .array(values) = list.resolved(parameters) else { return replanned(parameters, kinds: kinds) }
+                let head = prefix.map { $0.resolved(parameters) }
+                var distinct: [Value] = []
+                for value in values.sorted() where distinct.last != value { distinct.append(value) }
+                plan.ranges = distinct.map { value in
+                    let bound = IndexBound(head + [value], inclusive: true)
+                    return (bound, bound)
+                }
+                plan.lookup = .inList(distinct.count)
+            }
+            plan.exact = exact
+            return .index(plan)
+        }
+    }
+
+    /// Plans the template with `parameters` substituted, for values this plan could
+    /// not take (a constant plan makes no assumptions, so this does not recur).
+    private func replanned(_ parameters: [Value], kinds: [ColumnKind]) -> QueryAccess {
+        let expression = template?.substitutingParameters { .constant(parameters[$0]) }
+        return planner.plan(expression).bind([], kinds: kinds)
+    }
+
+    /// Whether `value` is of the typed kind a column of `kind` stores (so the
+    /// index's order and equality agree with the predicate's), and not NaN when
+    /// `rejectsNaN`.
+    private static func fits(_ value: Value, _ kind: ColumnKind, rejectsNaN: Bool) -> Bool {
+        switch (value, kind) {
+        case (.bool, .bool), (.int, .int), (.uint, .uint), (.string, .string): true
+        case let (.double(v), .double): !(rejectsNaN && v.isNaN)
+        case let (.date(d), .date): !(rejectsNaN && d.timeIntervalSinceReferenceDate.isNaN)
+        default: false
+        }
+    }
+}

@@ -1,0 +1,280 @@
+/// Chooses how a query finds its candidate rows.
+///
+/// From the terms of the predicate's top-level conjunction that pin a stored
+/// attribute of the entity to constants (`==`, `<`…, ranges, and
+/// `constants.contains($0.x)` IN-lists), it picks, in order of preference: a unique
+/// key lookup; the ordered index with the longest equality prefix (then an IN-list,
+/// then a range on the next key part); with a limit and no such index, an index
+/// whose order serves the sort; else a scan. Every candidate still passes the whole
+/// predicate unless the plan is exact, so a plan narrows the rows and never changes
+/// the answer.
+///
+/// Planning reads a predicate *template*, whose captured values are `.parameter`s,
+/// and yields a `QueryPlan` that each run binds its values into (`QueryPlan.bind`):
+/// a predicate rebuilt with new values (a lookup in a loop) is planned once.
+public struct QueryPlanner: Sendable {
+    let entity: EntityDescription
+    /// The attribute slots of each ordered index of the entity.
+    let indexes: [[Int]]
+    /// The sort, nil when there is none or a key is not a stored attribute.
+    let sortKeys: [SortKey]?
+    /// Whether the query has a limit (an index can then serve the sort alone).
+    let limited: Bool
+
+    public init(entity: EntityDescription, indexes: [[Int]], sortKeys: [SortKey]?, limited: Bool) {
+        self.entity = entity
+        self.indexes = indexes
+        self.sortKeys = sortKeys
+        self.limited = limited
+    }
+
+    private struct Terms {
+        var equal: [Int: QueryPlan.Operand] = [:]
+        var lower: [Int: QueryPlan.Bound] = [:]
+        var upper: [Int: QueryPlan.Bound] = [:]
+        var inList: [Int: QueryPlan.Operand] = [:]
+    }
+
+    /// The plan for `expression` (nil: no predicate), whose parameters are bound later.
+    public func plan(_ expression: QueryExpression?) -> QueryPlan {
+        var terms = Terms()
+        var assumptions: [QueryPlan.Assumption] = []
+        let conjuncts = expression?.conjuncts ?? []
+        for term in conjuncts { collect(term, into: &terms, assuming: &assumptions) }
+        func made(_ access: QueryPlan.Access, exactWhen: [QueryPlan.Requirement]?) -> QueryPlan {
+            QueryPlan(access: access, exactWhen: exactWhen, assumptions: assumptions, planner: self, template: expression)
+        }
+        for (c, slots) in entity.uniqueness.enumerated() {
+            let key = slots.compactMap { terms.equal[$0] }
+            guard key.count == slots.count, !key.contains(where: \.isNull) else { continue }
+            for case let .parameter(i) in key { assumptions.append(.notNull(.parameter(i))) }
+            return made(.unique(constraint: c, key: key), exactWhen: exactKey(slots, conjuncts: conjuncts))
+        }
+        var best: (score: Int, plan: IndexPlan, ranges: QueryPlan.Ranges)?
+        for (i, slots) in indexes.enumerated() {
+            guard var candidate = indexPlan(i, slots: slots, terms: terms, assuming: &assumptions) else { continue }
+            applyOrder(to: &candidate, prefix: candidate.equalityPrefix)
+            if best == nil || candidate.score > best!.score { best = (candidate.score, candidate.plan, candidate.ranges) }
+        }
+        if let best {
+            return made(.index(best.plan, best.ranges), exactWhen: exactRange(best.plan, best.ranges, conjuncts: conjuncts))
+        }
+        if limited, sortKeys != nil {
+            for (i, slots) in indexes.enumerated() {
+                var candidate = Candidate(
+                    plan: IndexPlan(index: i, slots: slots, ranges: [], lookup: .ordered),
+                    ranges: .bounds(nil, nil), equalityPrefix: 0, score: 0)
+                applyOrder(to: &candidate, prefix: 0)
+                if candidate.plan.providesOrder { return made(.index(candidate.plan, candidate.ranges), exactWhen: nil) }
+            }
+        }
+        return made(.scan, exactWhen: nil)
+    }
+
+    /// When the predicate is exactly `slots`' equalities (`$0.a == x && $0.b == y`,
+    /// each slot once, nothing else), what its values must be for the row a unique
+    /// lookup finds to be the answer: of the kinds the attributes store (Bool,
+    /// integers, Double, Date, String), as the index's equality and `==` agree on
+    /// those kinds (NaN equal to nothing, -0.0 to 0.0, strings by canonical
+    /// equivalence). Nil when the predicate is more than that.
+    private func exactKey(_ slots: [Int], conjuncts: [QueryExpression]) -> [QueryPlan.Requirement]? {
+        guard conjuncts.count == slots.count, slots.count <= 64 else { return nil }
+        // Which of the key's slots a term pinned, one bit per position in `slots`.
+        var covered: UInt64 = 0
+        var requirements: [QueryPlan.Requirement] = []
+        for term in conjuncts {
+            guard case let .equal(l, r) = term, let (slot, operand) = pinned(l, r) ?? pinned(r, l),
+                  let position = slots.firstIndex(of: slot), covered & (1 << UInt64(position)) == 0
+            else { return nil }
+            covered |= 1 << UInt64(position)
+            requirements.append(.init(operand: operand, slot: slot, rejectsNaN: false))
+        }
+        return requirements
+    }
+
+    /// When the predicate is exactly what the plan's one range selects, what its
+    /// values must be for the rows the index yields to pass it untested: equalities
+    /// on each part of the equality prefix and at most one lower and one upper bound
+    /// on the next part, each once, nothing else; values of the attributes' own typed
+    /// kinds, never NaN; the bounded attribute not optional (the index orders nil
+    /// below every value); and a `Double` or `Date` bounded from above (the index
+    /// orders NaN above +infinity, where every comparison is false).
+    private func exactRange(_ plan: IndexPlan, _ ranges: QueryPlan.Ranges, conjuncts: [QueryExpression]) -> [QueryPlan.Requirement]? {
+        guard case .bounds = ranges, plan.lookup == .range || plan.lookup == .equality else { return nil }
+        var prefix: [Int] = []
+        for slot in plan.slots {
+            guard conjuncts.contains(where: { term in
+                if case let .equal(l, r) = term, let (s, _) = pinned(l, r) ?? pinned(r, l) { return s == slot }
+                return false
+            }) else { break }
+            prefix.append(slot)
+        }
+        let rangeSlot = prefix.count < plan.slots.count ? plan.slots[prefix.count] : nil
+        var equalities = 0
+        var lower = false, upper = false
+        var requirements: [QueryPlan.Requirement] = []
+        func require(_ operand: QueryPlan.Operand, _ slot: Int) {
+            requirements.append(.init(operand: operand, slot: slot, rejectsNaN: true))
+        }
+        for term in conjuncts {
+            switch term {
+            case let .equal(l, r):
+                guard let (slot, operand) = pinned(l, r) ?? pinned(r, l), prefix.contains(slot) else { return nil }
+                require(operand, slot)
+                equalities += 1
+            case let .compare(op, l, r):
+                let side = pinned(l, r).map { ($0.0, $0.1, op) } ?? pinned(r, l).map { ($0.0, $0.1, op.flipped) }
+                guard let (slot, operand, op) = side, slot == rangeSlot else { return nil }
+                require(operand, slot)
+                switch op {
+                case .greaterThan, .greaterThanOrEqual:
+                    guard !lower else { return nil }
+                    lower = true
+                case .lessThan, .lessThanOrEqual:
+                    guard !upper else { return nil }
+                    upper = true
+                }
+            case let .inRange(.attribute(.root, _, slot), low, high, _):
+                guard slot == rangeSlot, !lower, !upper, let low = Self.operand(low), let high = Self.operand(high) else { return nil }
+                require(low, slot)
+                require(high, slot)
+                lower = true
+                upper = true
+            default:
+                return nil
+            }
+        }
+        // Each prefix part pinned once (a repeated equality could contradict itself).
+        guard equalities == prefix.count else { return nil }
+        if let rangeSlot, lower || upper {
+            let attribute = entity.attributes[rangeSlot]
+            guard !attribute.isOptional else { return nil }
+            let kind = ColumnKind(attribute.type)
+            if kind == .double || kind == .date, !upper { return nil }
+        }
+        return requirements
+    }
+
+    private struct Candidate {
+        var plan: IndexPlan
+        var ranges: QueryPlan.Ranges
+        var equalityPrefix: Int
+        var score: Int
+    }
+
+    /// How index `i` could serve the terms, if at all.
+    private func indexPlan(_ i: Int, slots: [Int], terms: Terms, assuming assumptions: inout [QueryPlan.Assumption]) -> Candidate? {
+        var prefix: [QueryPlan.Operand] = []
+        for slot in slots {
+            guard let operand = terms.equal[slot] else { break }
+            prefix.append(operand)
+        }
+        let k = prefix.count
+        if k == slots.count {
+            let bound = QueryPlan.Bound(parts: prefix, inclusive: true)
+            return Candidate(plan: IndexPlan(index: i, slots: slots, ranges: [], lookup: .equality), ranges: .bounds(bound, bound), equalityPrefix: k, score: 4 * k)
+        }
+        let next = slots[k]
+        if let list = terms.inList[next] {
+            if case .parameter = list { assumptions.append(.array(list)) }
+            return Candidate(plan: IndexPlan(index: i, slots: slots, ranges: [], lookup: .inList(0)), ranges: .inList(prefix: prefix, list: list), equalityPrefix: k, score: 4 * k + 2)
+        }
+        if terms.lower[next] != nil || terms.upper[next] != nil {
+            let whole = k > 0 ? QueryPlan.Bound(parts: prefix, inclusive: true) : nil
+            let lower = terms.lower[next].map { QueryPlan.Bound(parts: prefix + $0.parts, inclusive: $0.inclusive) } ?? whole
+            let upper = terms.upper[next].map { QueryPlan.Bound(parts: prefix + $0.parts, inclusive: $0.inclusive) } ?? whole
+            return Candidate(plan: IndexPlan(index: i, slots: slots, ranges: [], lookup: .range), ranges: .bounds(lower, upper), equalityPrefix: k, score: 4 * k + 1)
+        }
+        guard k > 0 else { return nil }
+        let bound = QueryPlan.Bound(parts: prefix, inclusive: true)
+        return Candidate(plan: IndexPlan(index: i, slots: slots, ranges: [], lookup: .equality), ranges: .bounds(bound, bound), equalityPrefix: k, score: 4 * k)
+    }
+
+    /// Marks the plan as giving the sort order when the index's key parts after the
+    /// equality prefix are exactly the sort keys, all in one direction, over a single
+    /// range (an IN-list's count is known only when bound, so it never gives order).
+    private func applyOrder(to candidate: inout Candidate, prefix: Int) {
+        guard let order = sortKeys, case .bounds = candidate.ranges else { return }
+        let slots = candidate.plan.slots
+        guard prefix + order.count <= slots.count,
+              Array(slots[prefix..<(prefix + order.count)]) == order.map(\.slot),
+              Set(order.map(\.reverse)).count == 1
+        else { return }
+        candidate.plan.providesOrder = true
+        candidate.plan.reverse = order[0].reverse
+        candidate.plan.orderSlotsRange = prefix..<(prefix + order.count)
+    }
+
+    private func collect(_ term: QueryExpression, into terms: inout Terms, assuming assumptions: inout [QueryPlan.Assumption]) {
+        switch term {
+        case let .equal(l, r):
+            if let (slot, operand) = pinned(l, r) ?? pinned(r, l) { terms.equal[slot] = operand }
+        case let .compare(op, l, r):
+            // A bound on nil bounds nothing; a parameter is taken as a value and
+            // checked when bound.
+            if let (slot, operand) = pinned(l, r), !operand.isNull {
+                bound(slot, op, operand, &terms, &assumptions)
+            } else if let (slot, operand) = pinned(r, l), !operand.isNull {
+                bound(slot, op.flipped, operand, &terms, &assumptions)
+            }
+        case let .inRange(.attribute(.root, _, slot), low, high, closed):
+            guard let low = Self.operand(low), let high = Self.operand(high) else { return }
+            terms.lower[slot] = QueryPlan.Bound(parts: [low], inclusive: true)
+            terms.upper[slot] = QueryPlan.Bound(parts: [high], inclusive: closed)
+        case let .contains(list, .attribute(.root, _, slot)):
+            switch list {
+            case .constant(.array): terms.inList[slot] = Self.operand(list)
+            case .parameter: terms.inList[slot] = Self.operand(list)
+            default: break
+            }
+        default:
+            break
+        }
+    }
+
+    private static func operand(_ expression: QueryExpression) -> QueryPlan.Operand? {
+        switch expression {
+        case let .constant(value): .value(value)
+        case let .parameter(i): .parameter(i)
+        default: nil
+        }
+    }
+
+    private func pinned(_ attribute: QueryExpression, _ constant: QueryExpression) -> (Int, QueryPlan.Operand)? {
+        guard case let .attribute(.root, _, slot) = attribute, let operand = Self.operand(constant) else { return nil }
+        return (slot, operand)
+    }
+
+    private func bound(
+        _ slot: Int, _ op: QueryExpression.ComparisonOperator, _ operand: QueryPlan.Operand,
+        _ terms: inout Terms, _ assumptions: inout [QueryPlan.Assumption]
+    ) {
+        if case .parameter = operand { assumptions.append(.notNull(operand)) }
+        switch op {
+        case .greaterThan: terms.lower[slot] = QueryPlan.Bound(parts: [operand], inclusive: false)
+        case .greaterThanOrEqual: terms.lower[slot] = QueryPlan.Bound(parts: [operand], inclusive: true)
+        case .lessThan: terms.upper[slot] = QueryPlan.Bound(parts: [operand], inclusive: false)
+        case .lessThanOrEqual: terms.upper[slot] = QueryPlan.Bound(parts: [operand], inclusive: true)
+        }
+    }
+}
+
+extension QueryExpression {
+    /// The terms of a top-level conjunction (the expression itself when it is none).
+    public var conjuncts: [QueryExpression] {
+        if case let .and(l, r) = self { return l.conjuncts + r.conjuncts }
+        return [self]
+    }
+}
+
+extension QueryExpression.ComparisonOperator {
+    /// The operator with its operands swapped: `c < x` is `x > c`.
+    public var flipped: Self {
+        switch self {
+        case .lessThan: .greaterThan
+        case .lessThanOrEqual: .greaterThanOrEqual
+        case .greaterThan: .lessThan
+        case .greaterThanOrEqual: .lessThanOrEqual
+        }
+    }
+}

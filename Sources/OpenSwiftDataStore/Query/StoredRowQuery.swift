@@ -1,0 +1,263 @@
+/// A predicate bound to one run's values: the template a plan was made for, its
+/// parameters, and the expression with them substituted, made only when some
+/// row must be tested (an exact plan tests none).
+public final class BoundPredicate {
+    public let template: QueryExpression
+    public let parameters: [Value]
+
+    public init(template: QueryExpression, parameters: [Value]) {
+        self.template = template
+        self.parameters = parameters
+    }
+
+    public private(set) lazy var expression: QueryExpression =
+        parameters.isEmpty ? template : template.substitutingParameters { [parameters] in .constant(parameters[$0]) }
+}
+
+/// How a stored row is tested.
+public enum RowFilter {
+    /// Every row passes.
+    case all
+    /// A compiled predicate. `overlay` gives the rows of unsaved changes when the
+    /// predicate follows relationships (nil: read the version alone).
+    case predicate(BoundPredicate, overlay: (() -> [EntityRow: Row?])?)
+    /// A test the engine cannot run itself (the API's fallback on model objects).
+    case custom((RowID) throws -> Bool)
+}
+
+/// One query's stored-row part, planned and run against one published version:
+/// the single execution path of the API's fetches and the CLI's `query`.
+///
+/// It walks the plan's access (a unique lookup, index ranges, or a scan through
+/// the column kernels or row tests), leaves out `excluded` rows, and hands each
+/// match to the caller; sorting, windows and unsaved models are the caller's.
+public struct StoredRowQuery {
+    public let version: StoreVersion
+    public let entity: Int
+    public let access: QueryAccess
+    public let filter: RowFilter
+    /// Rows that never pass as stored (in a context: deleted or changed models);
+    /// nil when there are none, so no row needs checking.
+    public let excluded: ((RowID) -> Bool)?
+    /// The error to throw when the interpreter fails on a row (nil: its own), so a
+    /// caller can name the row.
+    public let rowFailure: ((RowID, any Error) -> any Error)?
+
+    public init(
+        version: StoreVersion, entity: Int, access: QueryAccess, filter: RowFilter, excluded: ((RowID) -> Bool)?,
+        rowFailure: ((RowID, any Error) -> any Error)? = nil
+    ) {
+        self.version = version
+        self.entity = entity
+        self.access = access
+        self.filter = filter
+        self.excluded = excluded
+        self.rowFailure = rowFailure
+    }
+
+    /// Whether the plan's access answers the predicate alone, so no row is tested.
+    public var isExact: Bool {
+        switch access {
+        case let .unique(_, _, exact): exact
+        case let .index(plan): plan.exact
+        case .scan: false
+        }
+    }
+
+    /// Calls `body` with each stored row that passes, in row order; or in the
+    /// sort's order when the index gives it and `indexOrder` allows (then under a
+    /// `window` the rows stop after the window's last and the rows tied with it);
+    /// or in no particular order when not `inOrder`. `body` gets the row's values
+    /// when the test read them whole.
+    /// - Returns: how many rows were tested, and whether they came in sort order.
+    /// - Complexity: O(log n + k) for an index access reading k entries; O(n) for a scan.
+    public func forEachMatch(
+        inOrder: Bool = true, indexOrder: Bool = false, window: Int? = nil,
+        _ body: (RowID, Row?) throws -> Void
+    ) throws -> (tested: Int, inSortOrder: Bool) {
+        let table = version.tables[entity]
+        var tested = 0
+        switch access {
+        case let .unique(constraint, key, exact):
+            if let id = version.lookup(unique: key, constraint: constraint, of: entity), table.contains(id) {
+                tested = 1
+                if exact {
+                    // The key is the whole predicate: no filter to build or run, and the
+                    // row is not read.
+                    if excluded?(id) != true { try body(id, nil) }
+                } else if let row = try rowFilter()(id) {
+                    try body(id, row)
+                }
+            }
+            return (tested, false)
+        case .scan:
+            if let columns = columnFilter {
+                let excluded = excluded
+                try table.forEachMatch(columns) { id in
+                    if excluded?(id) != true { try body(id, nil) }
+                }
+            } else {
+                let passes = rowFilter()
+                for id in table.rowIDs {
+                    if let row = try passes(id) { try body(id, row) }
+                }
+            }
+            return (table.count, false)
+        case let .index(plan):
+            let inSortOrder = plan.providesOrder && indexOrder
+            let needed = inSortOrder ? window : nil
+            // Rows go straight to `body` unless they must be put in order first.
+            let reorders = inSortOrder ? plan.reverse : inOrder
+            var boundary: IndexKey?
+            var matched = 0
+            var held: [(id: RowID, row: Row?)] = []
+            let index = version.orderedIndexes[entity][plan.index]
+            // An exact range is the whole predicate: only excluded rows fail.
+            let excluded = excluded
+            let passes: (RowID) throws -> Row?? = plan.exact ? { excluded?($0) == true ? nil : .some(nil) } : rowFilter()
+            for range in plan.ranges {
+                var stop = false
+                try index.scan(from: range.lower, to: range.upper, reverse: plan.reverse) { entry in
+                    if let boundary, !entry.key.partsEqual(boundary, in: plan.orderSlotsRange) {
+                        stop = true
+                        return false
+                    }
+                    tested += 1
+                    guard let row = try passes(entry.row) else { return true }
+                    if reorders { held.append((entry.row, row)) } else { try body(entry.row, row) }
+                    matched += 1
+                    if boundary == nil, let needed, matched >= needed {
+                        boundary = entry.key
+                    }
+                    return true
+                }
+                if stop { break }
+            }
+            if reorders {
+                // Index order is the sort order; ties are in row order going forward and
+                // in reverse row order going backward, where a stable sort wants row order.
+                if inSortOrder {
+                    reverseTies(&held, keys: plan.orderSlotsRange.map { plan.slots[$0] })
+                } else {
+                    held.sort { $0.id < $1.id }
+                }
+                for match in held { try body(match.id, match.row) }
+            }
+            return (tested, inSortOrder)
+        }
+    }
+
+    /// The first `limit` matches in row order: a scan stops there.
+    /// - Complexity: O(k) rows read until `limit` pass for a scan; as `forEachMatch` otherwise.
+    public func firstMatches(_ limit: Int) throws -> [(id: RowID, row: Row?)] {
+        var results: [(id: RowID, row: Row?)] = []
+        guard limit > 0 else { return results }
+        do {
+            _ = try forEachMatch { id, row in
+                results.append((id, row))
+                if results.count >= limit { throw EnoughRows() }
+            }
+        } catch is EnoughRows {}
+        return results
+    }
+
+    /// Ends a walk that has every row it needs.
+    private struct EnoughRows: Error {}
+
+    /// How many stored rows pass; a scan with no excluded rows counts through the
+    /// column kernels without visiting rows.
+    /// - Complexity: O(n) for a scan, O(log n + k) for an index access.
+    public func count() throws -> Int {
+        if case .scan = access, excluded == nil, let columns = columnFilter {
+            return version.tables[entity].countMatches(columns)
+        }
+        var count = 0
+        _ = try forEachMatch(inOrder: false) { _, _ in count += 1 }
+        return count
+    }
+
+    /// Entries in the plan's ranges, counted up to a cap (an estimate for `explain`).
+    /// - Complexity: O(log n + min(k, cap)).
+    public func estimate(_ plan: IndexPlan, cap: Int = 100_000) -> Int {
+        var count = 0
+        let index = version.orderedIndexes[entity][plan.index]
+        for range in plan.ranges where count < cap {
+            index.scan(from: range.lower, to: range.upper) { _ in
+                count += 1
+                return count < cap
+            }
+        }
+        return count
+    }
+
+    /// Holds the interpreter's per-row state for a filter closure.
+    private final class EvaluatorBox {
+        var evaluator: RowEvaluator
+        init(_ evaluator: RowEvaluator) { self.evaluator = evaluator }
+    }
+
+    /// The test a stored row goes through, built once per walk: nil when the row
+    /// fails; when it passes, `.some(row)` if the test read the whole row (the
+    /// interpreter does), `.some(nil)` if it read some columns (`RowTest`) or none.
+    /// Excluded rows never pass.
+    private func rowFilter() -> (RowID) throws -> Row?? {
+        let table = version.tables[entity]
+        let test: (RowID) throws -> Row??
+        switch filter {
+        case .all:
+            test = { _ in .some(nil) }
+        case let .predicate(predicate, overlay):
+            let expression = predicate.expression
+            // (Even for the one row of a unique-key lookup: reading one column and
+            // running closures measured cheaper than reading the row for the interpreter.)
+            if let rowTest = RowTest(expression) {
+                let slots = rowTest.slots
+                test = { id in
+                    guard let row = table.row(id, reading: slots) else { return nil }
+                    return rowTest(row) ? .some(nil) : nil
+                }
+                break
+            }
+            var evaluator = RowEvaluator(version: version)
+            if let overlay, expression.traversesRelationships { evaluator.overlay = overlay() }
+            let box = EvaluatorBox(evaluator)
+            let failure = rowFailure
+            test = { id in
+                guard let row = table[id] else { return nil }
+                do {
+                    return try box.evaluator.test(expression, row: row, id: id) ? .some(row) : nil
+                } catch {
+                    throw failure?(id, error) ?? error
+                }
+            }
+        case let .custom(passes):
+            test = { id in try passes(id) ? .some(nil) : nil }
+        }
+        guard let excluded else { return test }
+        return { id in try excluded(id) ? nil : test(id) }
+    }
+
+    /// The scan's column kernels, when the predicate compiles to them (`ColumnFilter`).
+    private var columnFilter: ColumnFilter? {
+        let kinds = version.tables[entity].kinds
+        switch filter {
+        case .all: return ColumnFilter(.constant(.bool(true)), kinds: kinds)
+        case let .predicate(predicate, _): return ColumnFilter(predicate.expression, kinds: kinds)
+        case .custom: return nil
+        }
+    }
+
+    /// Reverses each run of rows whose `keys` slots are equal.
+    private func reverseTies(_ rows: inout [(id: RowID, row: Row?)], keys: [Int]) {
+        let table = version.tables[entity]
+        func key(_ i: Int) -> [Value?] { keys.map { rows[i].row?[$0] ?? table.value(rows[i].id, slot: $0) } }
+        var start = 0
+        while start < rows.count {
+            var end = start + 1
+            let first = key(start)
+            while end < rows.count, key(end) == first { end += 1 }
+            if end - start > 1 { rows[start..<end].reverse() }
+            start = end
+        }
+    }
+}
