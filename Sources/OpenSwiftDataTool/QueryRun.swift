@@ -110,6 +110,9 @@ struct QueryRun {
         switch access {
         case .scan:
             text = "scan"
+        case let .rows(ids, isExact):
+            text = "\(ids.count) #id"
+            exact = isExact
         case let .unique(constraint, _, isExact):
             text = "unique index (\(names(entity.uniqueness[constraint])))"
             exact = isExact

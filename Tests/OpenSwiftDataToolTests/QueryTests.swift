@@ -178,4 +178,20 @@ import Testing
         let none = try run(path, ["Destination", "--where", "name == \"Atlantis\""])
         #expect(none.ids.isEmpty)
     }
+
+    @Test func anIdentifierIsLookedUp() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("trips.osd")
+        try TripDocument.create(at: path)
+
+        let three = try run(path, ["Trip", "--where", "#id == 3"])
+        #expect(three.ids == [3])
+        #expect(three.plan.contains("plan: Trip: 1 #id, filter answered by the index"), "\(three.plan)")
+        // #6 was deleted: no row, though the identifier was once used.
+        #expect(try run(path, ["Trip", "--where", "#id == 6"]).ids.isEmpty)
+        let booked = try run(path, ["Trip", "--where", "#id == 3 && booked"])
+        #expect(booked.ids == (try run(path, ["Trip", "--where", "(#id == 3 && booked) || false"]).ids))
+        #expect(booked.plan.contains("plan: Trip: 1 #id, filter tested on rows"), "\(booked.plan)")
+    }
 }

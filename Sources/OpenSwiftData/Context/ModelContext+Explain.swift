@@ -12,6 +12,8 @@ public struct FetchExplanation: CustomStringConvertible, Sendable {
         case uniqueIndex([String])
         /// A B-tree index over these attributes gave the candidates.
         case index([String], IndexLookup)
+        /// The predicate named the models by identifier (`persistentModelID`); how many.
+        case identifiers(Int)
     }
 
     /// How a B-tree index was read.
@@ -32,9 +34,9 @@ public struct FetchExplanation: CustomStringConvertible, Sendable {
         case none
         /// Compiled and run on stored values, without making model objects.
         case native
-        /// Answered by the index: the predicate is a unique key's equalities, or exactly
+        /// Answered by the index: the predicate is a unique key's equalities, exactly
         /// an ordered index's range (equalities on a prefix, bounds on the next part),
-        /// so the rows found are not tested again.
+        /// or only identifiers, so the rows found are not tested again.
         case exactKey
         /// Evaluated on model objects with `Predicate.evaluate`; the reason why.
         case fallback(String)
@@ -57,6 +59,7 @@ public struct FetchExplanation: CustomStringConvertible, Sendable {
         case .scan: "scan"
         case let .uniqueIndex(names): "unique index (\(names.joined(separator: ", ")))"
         case let .index(names, lookup): "index (\(names.joined(separator: ", "))) \(lookup)"
+        case let .identifiers(count): "\(count) identifiers"
         }
         let filter = switch filtering {
         case .none: "no predicate"
@@ -85,6 +88,9 @@ extension ModelContext {
         case let .unique(constraint, _, _):
             access = .uniqueIndex(query.layout.uniqueness[constraint].map { query.layout.attributes[$0].name })
             estimate = 1
+        case let .rows(ids, _):
+            access = .identifiers(ids.count)
+            estimate = ids.count
         case let .index(plan):
             access = .index(plan.slots.map { query.layout.attributes[$0].name }, FetchExplanation.IndexLookup(plan.lookup))
             sortedByIndex = plan.providesOrder

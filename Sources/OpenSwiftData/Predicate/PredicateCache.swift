@@ -96,7 +96,9 @@ private struct Fingerprinter<E: CompilablePredicateExpression>: PredicateFingerp
 /// A cached compiled template, or the error compiling it gave, with the plans
 /// made for it.
 final class CompiledPredicate: @unchecked Sendable {
-    let result: Result<QueryExpression, any Error>
+    /// The template, and which of its parameters hold identifiers compared with
+    /// which entity's models (`PredicateCompiler.identifierParameters`).
+    let result: Result<(QueryExpression, [Int: Int]), any Error>
     /// The plan for the first shape the template met, read without a lock: most
     /// templates meet one sort and limit.
     private let firstPlan = AtomicLazyReference<PlanEntry>()
@@ -112,7 +114,7 @@ final class CompiledPredicate: @unchecked Sendable {
         }
     }
 
-    init(_ result: Result<QueryExpression, any Error>) {
+    init(_ result: Result<(QueryExpression, [Int: Int]), any Error>) {
         self.result = result
     }
 

@@ -10,7 +10,8 @@ extension PredicateExpressions.Equal: CompilablePredicateExpression where LHS: C
     }
 
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
-        .value(.equal(try compiler.compile(lhs).expression, try compiler.compile(rhs).expression))
+        let l = try compiler.compile(lhs), r = try compiler.compile(rhs)
+        return .value(.equal(try compiler.identifierOperand(l, against: r), try compiler.identifierOperand(r, against: l)))
     }
 }
 
@@ -21,7 +22,8 @@ extension PredicateExpressions.NotEqual: CompilablePredicateExpression where LHS
     }
 
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
-        .value(.notEqual(try compiler.compile(lhs).expression, try compiler.compile(rhs).expression))
+        let l = try compiler.compile(lhs), r = try compiler.compile(rhs)
+        return .value(.notEqual(try compiler.identifierOperand(l, against: r), try compiler.identifierOperand(r, against: l)))
     }
 }
 

@@ -30,6 +30,12 @@ extension PredicateCompiler {
     /// The node for a captured `value` of `type`; with no value, only its shape
     /// (and whether the type can be captured at all).
     static func constantNode(for type: Any.Type, value: Any?, compiler: PredicateCompiler) throws -> Node {
+        let unwrapped = unwrappedType(type)
+        if unwrapped == PersistentIdentifier.self || unwrapped == [PersistentIdentifier].self || unwrapped == Set<PersistentIdentifier>.self {
+            // Converted per fetch once the compared entity is known (`identifierOperand`).
+            guard value == nil else { throw Unsupported(description: "a captured identifier outside a cached predicate") }
+            return Node(expression: .constant(.null), shape: .capturedIdentifiers)
+        }
         if let modelType = unwrappedType(type) as? any PersistentModel.Type {
             let entity = try compiler.entityIndex(of: modelType)
             return Node(expression: try value.map(compiler.constant) ?? .constant(.null), shape: .row(entity: entity))
@@ -66,6 +72,10 @@ extension PredicateCompiler {
             return .reference(RowID(id.id.key))
         }
         if let result = value as? ComparisonResult { return .int(Int64(result.rawValue)) }
+        if value is PersistentIdentifier || value is [PersistentIdentifier] || value is Set<PersistentIdentifier> {
+            // Only a comparison with a model's persistentModelID converts identifiers.
+            throw Unsupported(description: "a captured identifier compared with something other than a model's persistentModelID")
+        }
         return ValueCoding.encode(value)
     }
 }
@@ -104,6 +114,9 @@ extension PredicateExpressions.KeyPath: CompilablePredicateExpression where Root
                         expression: .toOne(base.expression, entity: entity, slot: slot, destination: destination),
                         shape: .row(entity: destination))
             case nil:
+                if PredicateCompiler.isIdentifierKeyPath(keyPath, of: layout.modelType) {
+                    return PredicateCompiler.Node(expression: base.expression, shape: .identifier(entity: entity))
+                }
                 throw SwiftDataError(
                     .unsupportedKeyPath,
                     "\(keyPath) is not a stored property of \(layout.name) (it is @Transient or computed); predicates can only use stored properties")
@@ -116,6 +129,8 @@ extension PredicateExpressions.KeyPath: CompilablePredicateExpression where Root
             case .last?: return PredicateCompiler.Node(expression: .last(base.expression), shape: .row(entity: entity))
             default: throw PredicateCompiler.Unsupported(description: "\(keyPath) on related models")
             }
+        case .identifier, .capturedIdentifiers:
+            throw PredicateCompiler.Unsupported(description: "\(keyPath) on an identifier")
         case .value:
             // A collection of Codable values is stored as one JSON value: its count and
             // elements are not the engine's to read.
@@ -133,6 +148,14 @@ extension PredicateExpressions.KeyPath: CompilablePredicateExpression where Root
 }
 
 extension PredicateCompiler {
+    /// Whether `keyPath` is `\.persistentModelID` of models of `type`. (Not `\.id`:
+    /// as `Identifiable`'s requirement its key path names the requirement, which no
+    /// key path made here equals.)
+    static func isIdentifierKeyPath(_ keyPath: AnyKeyPath, of type: any PersistentModel.Type) -> Bool {
+        func path<M: PersistentModel>(_: M.Type) -> AnyKeyPath { \M.persistentModelID }
+        return keyPath == path(type)
+    }
+
     /// A stored property of a `Codable` value (a composite attribute, or a member of
     /// one), read from the value's stored JSON; nested members become one path.
     static func codableMember<Root, Member>(_ keyPath: KeyPath<Root, Member>, of base: QueryExpression) throws -> QueryExpression {

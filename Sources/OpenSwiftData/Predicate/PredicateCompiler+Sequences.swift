@@ -36,8 +36,13 @@ extension PredicateExpressions.SequenceContains: CompilablePredicateExpression w
 
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
         let source = try compiler.compile(sequence)
+        let member = try compiler.compile(element)
+        if case .capturedIdentifiers = source.shape {
+            // `ids.contains($0.persistentModelID)`: a lookup of each identifier's row.
+            return .value(.contains(try compiler.identifierOperand(source, against: member), member.expression))
+        }
         try PredicateCompiler.requireStoredElements(source, LHS.Output.self)
-        return .value(.contains(source.expression, try compiler.compile(element).expression))
+        return .value(.contains(source.expression, try compiler.identifierOperand(member, against: source)))
     }
 }
 

@@ -20,6 +20,11 @@ struct PredicateCompiler {
         case row(entity: Int)
         /// Rows of an entity (a to-many relationship, or a filter of one).
         case rows(entity: Int)
+        /// A model's `persistentModelID` (its row, as `.reference`, or nil).
+        case identifier(entity: Int)
+        /// Captured identifiers (one, optional, or a collection): converted per fetch
+        /// against the entity they are compared with (`identifierParameters`).
+        case capturedIdentifiers
     }
 
     struct Node {
@@ -30,7 +35,7 @@ struct PredicateCompiler {
 
         var entity: Int? {
             switch shape {
-            case .value: nil
+            case .value, .identifier, .capturedIdentifiers: nil
             case let .row(entity), let .rows(entity): entity
             }
         }
@@ -44,6 +49,9 @@ struct PredicateCompiler {
     let container: ModelContainer
     /// Compiling a cached template: captured values become parameters.
     let isTemplate: Bool
+    /// Parameters holding captured identifiers, with the entity whose models'
+    /// `persistentModelID` they are compared with.
+    private(set) var identifierParameters: [Int: Int] = [:]
     private var variables: [PredicateExpressions.VariableID: Node] = [:]
     private var nextVariable = 0
     private var parameterCount = 0
@@ -67,22 +75,83 @@ struct PredicateCompiler {
             return CompiledFilter(predicate: BoundPredicate(template: compiled, parameters: []), cache: nil)
         }
         let template = cached ?? container.compiledPredicates.add(
-            CompiledPredicate(Result { try compileAnew(predicate, in: container, asTemplate: true) }), for: expression, print)
-        let compiled = try template.result.get()
+            CompiledPredicate(Result { try compileTemplate(predicate, in: container) }), for: expression, print)
+        let (compiled, identifierParameters) = try template.result.get()
         let compiler = PredicateCompiler(container: container)
         var parameters: [Value] = []
         parameters.reserveCapacity(print.constants.count)
-        for constant in print.constants { parameters.append(try compiler.value(of: constant)) }
+        for (i, constant) in print.constants.enumerated() {
+            if let entity = identifierParameters[i] {
+                parameters.append(compiler.identifierValue(of: constant, entity: entity))
+            } else {
+                parameters.append(try compiler.value(of: constant))
+            }
+        }
         return CompiledFilter(predicate: BoundPredicate(template: compiled, parameters: parameters), cache: template)
     }
 
     private static func compileAnew<T: PersistentModel>(
         _ predicate: Predicate<T>, in container: ModelContainer, asTemplate: Bool
     ) throws -> QueryExpression {
+        try compiled(predicate, in: container, asTemplate: asTemplate).expression
+    }
+
+    /// The template of `predicate` (captured values as parameters), and which
+    /// parameters hold identifiers compared with which entity's models.
+    private static func compileTemplate<T: PersistentModel>(
+        _ predicate: Predicate<T>, in container: ModelContainer
+    ) throws -> (QueryExpression, [Int: Int]) {
+        let (expression, compiler) = try compiled(predicate, in: container, asTemplate: true)
+        return (expression, compiler.identifierParameters)
+    }
+
+    private static func compiled<T: PersistentModel>(
+        _ predicate: Predicate<T>, in container: ModelContainer, asTemplate: Bool
+    ) throws -> (expression: QueryExpression, compiler: PredicateCompiler) {
         var compiler = PredicateCompiler(container: container, isTemplate: asTemplate)
         let entity = try container.entityIndex(of: T.self)
         compiler.variables[predicate.variable.key] = Node(expression: .root, shape: .row(entity: entity))
-        return try compiler.compile(predicate.expression).expression
+        let expression = try compiler.compile(predicate.expression).expression
+        return (expression, compiler)
+    }
+
+    /// The expression of `node` as one side of an equality or list test with
+    /// `other`: a captured identifier is compared only with a model's
+    /// `persistentModelID`, and is converted for that model's entity per fetch; two
+    /// models' identifiers only when they are of one entity (rows of different
+    /// entities share numbers). Anything else is evaluated on models.
+    mutating func identifierOperand(_ node: Node, against other: Node) throws -> QueryExpression {
+        switch (node.shape, other.shape) {
+        case (.capturedIdentifiers, .identifier(let entity)):
+            guard case let .parameter(i) = node.expression else {
+                throw Unsupported(description: "a captured identifier outside a cached predicate")
+            }
+            identifierParameters[i] = entity
+        case (.capturedIdentifiers, _):
+            throw Unsupported(description: "a captured identifier compared with something other than a model's persistentModelID")
+        case let (.identifier(a), .identifier(b)) where a != b:
+            throw Unsupported(description: "identifiers of models of two entities")
+        default:
+            break
+        }
+        return node.expression
+    }
+
+    /// A captured identifier (or collection of them) for comparing with the rows of
+    /// `entity`: a saved model's row; for an identifier of another entity or store,
+    /// or of an unsaved model, row 0, which no stored row has.
+    func identifierValue(of value: Any, entity: Int) -> Value {
+        let name = layout(of: entity).name
+        func row(_ id: PersistentIdentifier) -> Value {
+            guard !id.isTemporary, id.storeIdentifier == container.storeIdentifier, id.entityName == name else {
+                return .reference(RowID(0))
+            }
+            return .reference(RowID(id.id.key))
+        }
+        if let id = value as? PersistentIdentifier { return row(id) }
+        if let ids = value as? [PersistentIdentifier] { return .array(ids.map(row)) }
+        if let ids = value as? Set<PersistentIdentifier> { return .array(ids.map(row)) }
+        return .null
     }
 
     /// The next parameter's position, in the order the fingerprint lists constants.
@@ -145,7 +214,7 @@ struct PredicateCompiler {
         let id = nextVariable
         nextVariable += 1
         let shape: Shape = switch source.shape {
-        case .value: .value
+        case .value, .identifier, .capturedIdentifiers: .value
         case let .row(entity): wrapped ? .row(entity: entity) : .value
         case let .rows(entity): .row(entity: entity)
         }

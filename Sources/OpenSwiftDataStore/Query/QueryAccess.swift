@@ -9,6 +9,10 @@ public enum QueryAccess: Sendable {
     case unique(constraint: Int, key: [Value], exact: Bool)
     /// Key ranges of one ordered index.
     case index(IndexPlan)
+    /// The rows of these identifiers, ascending (`$0.persistentModelID == id`, an
+    /// identifier list's `contains`, the CLI's `#id ==`). `exact` when that is the
+    /// whole predicate.
+    case rows([RowID], exact: Bool)
 }
 
 /// A B-tree access: key ranges of one ordered index of the entity.

@@ -44,6 +44,8 @@ public struct QueryPlan: Sendable {
         case unique(constraint: Int, key: [Operand])
         /// The index plan, its `ranges` filled in by `bind`.
         case index(IndexPlan, Ranges)
+        /// The rows an identifier (a `.reference`) or a list of them names.
+        case rows(Operand, exact: Bool)
     }
 
     /// A value the plan is exact only for: one of the kind `slot` stores, and not NaN
@@ -90,6 +92,19 @@ public struct QueryPlan: Sendable {
         switch access {
         case .scan:
             return .scan
+        case let .rows(operand, exact):
+            var ids: [RowID] = []
+            switch operand.resolved(parameters) {
+            case let .reference(id): ids = [id]
+            case let .array(values):
+                for case let .reference(id) in values { ids.append(id) }
+                ids.sort()
+                var distinct: [RowID] = []
+                for id in ids where distinct.last != id { distinct.append(id) }
+                ids = distinct
+            default: break  // no row's identifier equals anything else
+            }
+            return .rows(ids, exact: exact)
         case let .unique(constraint, key):
             return .unique(constraint: constraint, key: key.map { $0.resolved(parameters) }, exact: exact)
         case .index(var plan, let ranges):

@@ -33,6 +33,8 @@ public struct QueryPlanner: Sendable {
         var lower: [Int: QueryPlan.Bound] = [:]
         var upper: [Int: QueryPlan.Bound] = [:]
         var inList: [Int: QueryPlan.Operand] = [:]
+        /// An identifier the row's own must equal, or a list it must be in.
+        var rows: QueryPlan.Operand?
     }
 
     /// The plan for `expression` (nil: no predicate), whose parameters are bound later.
@@ -43,6 +45,10 @@ public struct QueryPlanner: Sendable {
         for term in conjuncts { collect(term, into: &terms, assuming: &assumptions) }
         func made(_ access: QueryPlan.Access, exactWhen: [QueryPlan.Requirement]?) -> QueryPlan {
             QueryPlan(access: access, exactWhen: exactWhen, assumptions: assumptions, planner: self, template: expression)
+        }
+        if let rows = terms.rows {
+            // A row named by its identifier: no index is narrower.
+            return made(.rows(rows, exact: conjuncts.count == 1), exactWhen: nil)
         }
         for (c, slots) in entity.uniqueness.enumerated() {
             let key = slots.compactMap { terms.equal[$0] }
@@ -207,6 +213,10 @@ public struct QueryPlanner: Sendable {
 
     private func collect(_ term: QueryExpression, into terms: inout Terms, assuming assumptions: inout [QueryPlan.Assumption]) {
         switch term {
+        case .equal(.root, let other), .equal(let other, .root):
+            if let operand = Self.operand(other) { terms.rows = operand }
+        case let .contains(list, .root):
+            if let operand = Self.operand(list) { terms.rows = operand }
         case let .equal(l, r):
             if let (slot, operand) = pinned(l, r) ?? pinned(r, l) { terms.equal[slot] = operand }
         case let .compare(op, l, r):

@@ -60,6 +60,7 @@ public struct StoredRowQuery {
         switch access {
         case let .unique(_, _, exact): exact
         case let .index(plan): plan.exact
+        case let .rows(_, exact): exact
         case .scan: false
         }
     }
@@ -88,6 +89,14 @@ public struct StoredRowQuery {
                 } else if let row = try rowFilter()(id) {
                     try body(id, row)
                 }
+            }
+            return (tested, false)
+        case let .rows(ids, exact):
+            let excluded = excluded
+            let passes: (RowID) throws -> Row?? = exact ? { excluded?($0) == true ? nil : .some(nil) } : rowFilter()
+            for id in ids where table.contains(id) {
+                tested += 1
+                if let row = try passes(id) { try body(id, row) }
             }
             return (tested, false)
         case .scan:

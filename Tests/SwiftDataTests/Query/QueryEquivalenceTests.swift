@@ -335,6 +335,7 @@ final class QEquivalenceRun {
                 case .scan: "scan"
                 case .uniqueIndex: "unique index"
                 case let .index(names, lookup): "index \(names) \(lookup)"
+                case .identifiers: "identifiers"
                 }
                 accessPaths[path, default: 0] += 1
                 switch explanation.filtering {
