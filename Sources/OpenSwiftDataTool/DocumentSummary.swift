@@ -23,6 +23,7 @@ struct DocumentSummary {
         return .object([
             ("path", .string(contents.path)),
             ("format", .string(format)),
+            ("storeIdentifier", contents.storeIdentifier.map { .string($0.uuidString) } ?? .null),
             ("fingerprint", .string(version.schema.fingerprint)),
             ("generation", .integer(Int64(clamping: version.generation))),
             ("snapshotGeneration", .integer(Int64(clamping: contents.snapshotGeneration))),
@@ -53,6 +54,7 @@ struct DocumentSummary {
         var lines = [
             "document    \(contents.path)",
             "format      \(format)",
+            "store id    \(contents.storeIdentifier?.uuidString ?? "none (written by an older build; a writable open adds one)")",
             "schema      fingerprint \(version.schema.fingerprint), \(plural(version.schema.entities.count, "entity", "entities"))",
             "generation  \(version.generation) (snapshot at \(contents.snapshotGeneration))",
             "file        \(plural(fileBytes, "byte")): snapshot \(plural(contents.snapshotLength, "byte")), "

@@ -23,7 +23,8 @@ extension Tool {
                 try FileSystem.checkReplaceable(newDocument, force: force)
                 // Loading every blob verifies it: a copy never carries damage along silently.
                 let contents = try DocumentReader.read(path: document, blobs: .load)
-                try Document.write(contents.version, to: newDocument, replacing: force)
+                // A copy keeps the store identifier (nil from an older document: a new one).
+                try Document.write(contents.version, to: newDocument, identifier: contents.storeIdentifier, replacing: force)
                 let rows = contents.version.tables.reduce(0) { $0 + $1.count }
                 let blobs = BlobStore(documentPath: newDocument).names().count
                 let output = OutputSink.standardOutput()

@@ -218,7 +218,7 @@ import Testing
         var file = Array(empty[..<frames[1].offset])
         for payload in payloads { file += FrameBytes.frame(kind: .columns, stored: payload) }
         let end = FrameBytes.varint(2) + FrameBytes.varint(0) + FrameBytes.varint(2) + FrameBytes.varint(UInt64(boxes))
-            + FrameBytes.varint(UInt64(next) << 1) + FrameBytes.varint(0)
+            + FrameBytes.varint(UInt64(next) << 1) + FrameBytes.varint(0) + Array(repeating: 7, count: 16)  // the store identifier
         return file + FrameBytes.frame(kind: .snapshotEnd, stored: end)
     }
 

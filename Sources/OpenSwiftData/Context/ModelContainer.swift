@@ -68,9 +68,11 @@ public class ModelContainer: Equatable, @unchecked Sendable {
     }
 
     /// A container over `store`, or over the store its configurations name when nil.
+    /// The store identifier is the document's when the store has one (or
+    /// `identifier`), so identifiers resolve after reopening; a new one otherwise.
     init(
         for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)?,
-        configurations: [ModelConfiguration], store: Store?
+        configurations: [ModelConfiguration], store: Store?, identifier: UUID? = nil
     ) throws {
         if Set(configurations).count != configurations.count {
             throw SwiftDataError(.duplicateConfiguration, "two configurations name the same store")
@@ -91,7 +93,7 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         let persistent = ordered.first(where: { !$0.isStoredInMemoryOnly })
         self.allowsSave = persistent?.allowsSave ?? ordered.allSatisfy(\.allowsSave)
         self.store = try store ?? Self.openStore(schema: givenSchema.storeSchema, configurations: ordered)
-        self.storeIdentifier = UUID().uuidString
+        self.storeIdentifier = (self.store.document?.storeIdentifier ?? identifier ?? UUID()).uuidString
         var indexes: [ObjectIdentifier: Int] = [:]
         var byName: [String: Int] = [:]
         for (i, layout) in givenSchema.layouts.enumerated() {

@@ -38,15 +38,17 @@ public final class ModelDocument {
         let (document, version) = try Document.open(path: url.path, schema: schema.storeSchema)
         self.file = document
         self.savedGeneration = version.generation
-        (self.container, self.mainContext) = try Self.workingCopy(schema: schema, version: version)
+        (self.container, self.mainContext) = try Self.workingCopy(schema: schema, version: version, of: document)
     }
 
     deinit { file?.close() }
 
-    private static func workingCopy(schema: Schema, version: StoreVersion) throws -> (ModelContainer, ModelContext) {
+    /// A container in memory over `version`, with the document's store identifier:
+    /// its models' identifiers stay valid when the document is opened again.
+    private static func workingCopy(schema: Schema, version: StoreVersion, of document: Document) throws -> (ModelContainer, ModelContext) {
         let container = try ModelContainer(
             for: schema, migrationPlan: nil, configurations: [ModelConfiguration(isStoredInMemoryOnly: true)],
-            store: Store(schema: schema.storeSchema, version: version))
+            store: Store(schema: schema.storeSchema, version: version), identifier: document.storeIdentifier)
         return (container, ModelContext(container))
     }
 
@@ -73,7 +75,8 @@ public final class ModelDocument {
         try mainContext.save()
         let version = container.store.current
         try FileManager.default.createDirectory(at: newURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Document.write(version, to: newURL.path)
+        // The copy keeps the store identifier: the working copy's models go on.
+        try Document.write(version, to: newURL.path, identifier: file?.storeIdentifier)
         let (document, _) = try Document.open(path: newURL.path, schema: schema.storeSchema)
         file?.close()
         file = document
@@ -86,7 +89,7 @@ public final class ModelDocument {
     public func revertToSaved() throws {
         guard let file else { throw DocumentError.closed(path: url.path) }
         let contents = try DocumentReader.read(path: file.path, expected: schema.storeSchema)
-        (container, mainContext) = try Self.workingCopy(schema: schema, version: contents.version)
+        (container, mainContext) = try Self.workingCopy(schema: schema, version: contents.version, of: file)
         savedGeneration = contents.version.generation
     }
 

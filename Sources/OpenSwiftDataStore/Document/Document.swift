@@ -10,6 +10,11 @@ import Foundation
 public final class Document: @unchecked Sendable {
     public let path: String
     public let isReadOnly: Bool
+    /// The document's store identifier, which every snapshot keeps (format 3), so
+    /// `PersistentIdentifier`s outlive the process. A document written by an older
+    /// build gets one when a writable open rewrites it; opened read-only it gets a
+    /// new one each time (nothing is written).
+    public let storeIdentifier: UUID
     public var durability: Durability {
         get { lock.withLock { _durability } }
         set { lock.withLock { _durability = newValue } }
@@ -67,6 +72,7 @@ public final class Document: @unchecked Sendable {
         self._snapshotLength = contents.snapshotLength
         self._journalFrames = contents.journalFrames
         self.blobs = BlobStore(documentPath: path)
+        self.storeIdentifier = contents.storeIdentifier ?? UUID()
     }
 
     deinit { file?.close() }
@@ -111,8 +117,9 @@ public final class Document: @unchecked Sendable {
             if contents.needsRewrite || contents.formatMajor < DocumentFormat.major {
                 // Journal frames name entities by position: put the file in the
                 // application's order first (the fresh snapshot leaves any torn tail behind).
-                // An older format is converted the same way, once: compaction writes a
-                // new file beside it and renames it over, so a crash keeps one of the two.
+                // An older format is converted the same way, once (so a document without a
+                // store identifier gets one): compaction writes a new file beside it and
+                // renames it over, so a crash keeps one of the two.
                 try document.compact(contents.version)
             } else if contents.validLength < bytes.count {
                 try file.truncate(to: contents.validLength)
@@ -140,7 +147,7 @@ public final class Document: @unchecked Sendable {
     /// Writes an empty document; fails quietly if another process created one first.
     private static func create(path: String, schema: StoreSchema) throws(DocumentError) {
         let temporary = temporaryPath(for: path, purpose: "create")
-        let (file, _) = try writeSnapshot(StoreVersion(schema: schema), to: temporary, blobs: BlobStore(documentPath: path))
+        let (file, _) = try writeSnapshot(StoreVersion(schema: schema), identifier: UUID(), to: temporary, blobs: BlobStore(documentPath: path))
         file.close()
         defer { DocumentFile.remove(temporary) }
         // link, unlike rename, never replaces a document that appeared meanwhile.
@@ -215,7 +222,7 @@ public final class Document: @unchecked Sendable {
             let old = try writableFile()
             let temporary = Self.temporaryPath(for: path, purpose: "compact")
             var referenced = Set<String>()
-            let (fresh, written) = try Self.writeSnapshot(version, to: temporary, blobs: blobs) { referenced.insert($0) }
+            let (fresh, written) = try Self.writeSnapshot(version, identifier: storeIdentifier, to: temporary, blobs: blobs) { referenced.insert($0) }
             do throws(DocumentError) {
                 try fresh.lockExclusively()
                 try DocumentFile.rename(temporary, to: path)
@@ -254,7 +261,12 @@ public final class Document: @unchecked Sendable {
     /// is taken with `link`, which never replaces a document created meanwhile (a
     /// `create` error with EEXIST), or on file systems without hard links by a
     /// rename while the name is still free.
-    public static func write(_ version: StoreVersion, to path: String, replacing: Bool = true) throws(DocumentError) {
+    ///
+    /// The new document keeps `identifier` (a copy of a document keeps its
+    /// identifier, so identifiers from one resolve in the other), or gets a new one.
+    public static func write(
+        _ version: StoreVersion, to path: String, identifier: UUID? = nil, replacing: Bool = true
+    ) throws(DocumentError) {
         let folder = try DocumentFile.lockFolder(directory(of: path))
         defer { folder.close() }
         // Hold the existing document's lock (if there is one) until it is replaced,
@@ -270,7 +282,7 @@ public final class Document: @unchecked Sendable {
         let temporary = temporaryPath(for: path, purpose: "save")
         let blobs = BlobStore(documentPath: path)
         var referenced = Set<String>()
-        let (file, _) = try writeSnapshot(version, to: temporary, blobs: blobs) { referenced.insert($0) }
+        let (file, _) = try writeSnapshot(version, identifier: identifier ?? UUID(), to: temporary, blobs: blobs) { referenced.insert($0) }
         defer { file.close() }
         do throws(DocumentError) {
             // Locked before it takes the name, so no writer can open it unlocked.
@@ -302,7 +314,7 @@ public final class Document: @unchecked Sendable {
     /// The snapshot of `version` with every frame stored uncompressed, blobs left
     /// inline: the bytes compaction hands to zstd, for measuring it against zstd alone.
     public static func uncompressedSnapshot(of version: StoreVersion) throws(DocumentError) -> [UInt8] {
-        try Snapshot.encode(version, compressed: false) { (data: Data) throws(DocumentError) in
+        try Snapshot.encode(version, identifier: UUID(), compressed: false) { (data: Data) throws(DocumentError) in
             BlobStore.reference(for: data)
         }
     }
@@ -310,13 +322,13 @@ public final class Document: @unchecked Sendable {
     /// Writes and syncs a complete snapshot file at `path` (which must not exist)
     /// and returns it open.
     private static func writeSnapshot(
-        _ version: StoreVersion, to path: String, blobs: BlobStore, referenced: (String) -> Void = { _ in }
+        _ version: StoreVersion, identifier: UUID, to path: String, blobs: BlobStore, referenced: (String) -> Void = { _ in }
     ) throws(DocumentError) -> (file: DocumentFile, length: Int) {
         DocumentFile.remove(path)
         let file = try DocumentFile.open(path, writable: true, create: true)
         do throws(DocumentError) {
             var wroteBlobs = false
-            let bytes = try Snapshot.encode(version) { (data: Data) throws(DocumentError) in
+            let bytes = try Snapshot.encode(version, identifier: identifier) { (data: Data) throws(DocumentError) in
                 let reference = BlobStore.reference(for: data)
                 referenced(reference.name)
                 if try blobs.store(data, as: reference) { wroteBlobs = true }

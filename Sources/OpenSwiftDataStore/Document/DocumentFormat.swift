@@ -8,15 +8,16 @@ import Foundation
 /// frame (dropped) from damage anywhere else (an error).
 public enum DocumentFormat {
     /// Incompatible changes bump `major`. Format 2 stores snapshot rows in column
-    /// frames; this build reads formats 1 and 2 and writes 2 (a writable open
-    /// rewrites a format-1 document once). Readers refuse other majors.
-    public static let major = 2
+    /// frames; format 3 ends the snapshot-end frame with the store identifier. This
+    /// build reads formats 1 to 3 and writes 3 (a writable open rewrites an older
+    /// document once). Readers refuse other majors.
+    public static let major = 3
     /// Additions an older reader can ignore bump `minor` (today: header flag bits
     /// and reserved fields only). Readers try newer minors and report
     /// `unsupportedFormat` if they meet something unknown; writers refuse them.
     public static let minor = 0
     /// The majors this build reads, each with the newest minor it knows.
-    static let knownMinors: [Int: Int] = [1: 0, 2: 0]
+    static let knownMinors: [Int: Int] = [1: 0, 2: 0, 3: 0]
 
     /// Whether `major.minor` is newer than this build knows (a reader tries it; a
     /// writer refuses it).

@@ -46,6 +46,8 @@ public struct DocumentReader {
         /// The file's schema lists the entities in another order or names Codable
         /// types differently; a writer rewrites the snapshot before appending.
         public var needsRewrite: Bool
+        /// The store identifier the snapshot keeps (format 3); nil in older documents.
+        public var storeIdentifier: UUID?
         public var schema: StoreSchema { version.schema }
     }
 
@@ -143,6 +145,7 @@ public struct DocumentReader {
             placement = order
         }
         var tables = schema.entities.map { Table(entity: $0) }
+        var storeIdentifier: UUID?
         var orders: [[[RowID]?]] = schema.entities.map { $0.orderedIndexSlots.map { _ in nil } }
         // Column frames are decompressed and decoded on every core, a batch at a
         // time, and their segments appended in file order.
@@ -216,6 +219,10 @@ public struct DocumentReader {
                         tables[e].reserveIdentifiers(below: next)
                     }
                     guard try r.varint() == header.generation else { throw r.fail("generation differs from the header's") }
+                    if header.major >= 3 {
+                        let b = Array(try r.raw(16))
+                        storeIdentifier = UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+                    }
                 }
                 break
             }
@@ -308,7 +315,7 @@ public struct DocumentReader {
             version: StoreVersion(schema: finalSchema, tables: tables, generation: generation, orderedIndexes: indexes),
             snapshotLength: snapshotLength, journalLength: offset - snapshotLength, journalFrames: journalFrames,
             validLength: offset, tornTail: tornTail, frames: frames, blobs: blobs,
-            needsRewrite: placement != nil)
+            needsRewrite: placement != nil, storeIdentifier: storeIdentifier)
     }
 }
 

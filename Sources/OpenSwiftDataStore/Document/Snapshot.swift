@@ -11,7 +11,7 @@ enum Snapshot {
     /// With `compressed: false` every frame is stored: the same bytes zstd would
     /// see, which the compaction benchmark compresses alone for its limit.
     static func encode(
-        _ version: StoreVersion, compressed: Bool = true, external: (Data) throws(DocumentError) -> BlobReference
+        _ version: StoreVersion, identifier: UUID, compressed: Bool = true, external: (Data) throws(DocumentError) -> BlobReference
     ) throws(DocumentError) -> [UInt8] {
         let level: Int32? = compressed ? Zstd.snapshotLevel : nil
         let schema = version.schema
@@ -56,6 +56,9 @@ enum Snapshot {
             end.signed(table.nextRawID)
         }
         end.varint(version.generation)
+        // (Format 3.) Kept by every snapshot of the document, so the identifiers
+        // of its models outlive the process.
+        withUnsafeBytes(of: identifier.uuid) { end.raw($0) }
         pending.submit(.snapshotEnd, end.bytes)
         return try pending.file(header: DocumentHeader(generation: version.generation))
     }
