@@ -92,7 +92,7 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         let ordered = configurations.isEmpty ? [ModelConfiguration()] : configurations
         let persistent = ordered.first(where: { !$0.isStoredInMemoryOnly })
         self.allowsSave = persistent?.allowsSave ?? ordered.allSatisfy(\.allowsSave)
-        self.store = try store ?? Self.openStore(schema: givenSchema.storeSchema, configurations: ordered)
+        self.store = try store ?? Self.openStore(schema: givenSchema, configurations: ordered)
         self.storeIdentifier = (self.store.document?.storeIdentifier ?? identifier ?? UUID()).uuidString
         var indexes: [ObjectIdentifier: Int] = [:]
         var byName: [String: Int] = [:]
@@ -111,9 +111,10 @@ public class ModelContainer: Equatable, @unchecked Sendable {
 
     /// The store of the first configuration that is not in memory only: a
     /// document holding every entity; otherwise a store in memory.
-    private static func openStore(schema: StoreSchema, configurations: [ModelConfiguration]) throws -> Store {
+    /// A document of an earlier schema is migrated lightweight (`SchemaMigration`).
+    private static func openStore(schema: Schema, configurations: [ModelConfiguration]) throws -> Store {
         guard let configuration = configurations.first(where: { !$0.isStoredInMemoryOnly }) else {
-            return Store(schema: schema)
+            return Store(schema: schema.storeSchema)
         }
         let url = configuration.url
         guard url.isFileURL else {
@@ -124,7 +125,8 @@ public class ModelContainer: Equatable, @unchecked Sendable {
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             }
             let (document, version) = try Document.open(
-                path: url.path, schema: schema, readOnly: !configuration.allowsSave, durability: configuration.durability)
+                path: url.path, schema: schema.storeSchema, readOnly: !configuration.allowsSave, durability: configuration.durability,
+                migrating: schema.migrationHints)
             return Store(document: document, version: version)
         } catch let error as DocumentError {
             throw SwiftDataError(.loadIssueModelContainer, error.description)

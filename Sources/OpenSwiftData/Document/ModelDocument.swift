@@ -35,7 +35,7 @@ public final class ModelDocument {
         self.url = url
         self.schema = schema
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let (document, version) = try Document.open(path: url.path, schema: schema.storeSchema)
+        let (document, version) = try Document.open(path: url.path, schema: schema.storeSchema, migrating: schema.migrationHints)
         self.file = document
         self.savedGeneration = version.generation
         (self.container, self.mainContext) = try Self.workingCopy(schema: schema, version: version, of: document)

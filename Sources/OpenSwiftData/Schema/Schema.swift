@@ -73,4 +73,17 @@ public final class Schema: Hashable, @unchecked Sendable {
     var storeSchema: StoreSchema {
         StoreSchema(entities: layouts.map(\.entityDescription))
     }
+
+    /// What lightweight migration needs beyond `storeSchema`: earlier names
+    /// (`originalName:`) and the values new attributes take in existing rows (the
+    /// properties' initial values).
+    var migrationHints: MigrationHints {
+        func earlier(_ original: String, _ name: String) -> String? { original.isEmpty || original == name ? nil : original }
+        return MigrationHints(entities: layouts.map { layout in
+            MigrationHints.Entity(
+                attributeOriginalNames: layout.attributes.map { earlier($0.originalName, $0.name) },
+                relationshipOriginalNames: layout.relationships.map { earlier($0.originalName, $0.name) },
+                defaults: layout.attributes.map(\.defaultValue))
+        })
+    }
 }

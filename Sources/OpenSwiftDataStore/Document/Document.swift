@@ -88,11 +88,17 @@ public final class Document: @unchecked Sendable {
     ///
     /// A torn last frame is dropped (and, when writable, cut from the file). Any
     /// other damage throws, and the file is left as it was.
+    ///
+    /// With `migrating` hints, a document of another schema is migrated to
+    /// `schema` (`SchemaMigration`): in memory when read-only, else rewritten by a
+    /// compaction before anything else, so a crash leaves the old document or the
+    /// migrated one.
     public static func open(
-        path: String, schema: StoreSchema, readOnly: Bool = false, durability: Durability = .full
+        path: String, schema: StoreSchema, readOnly: Bool = false, durability: Durability = .full,
+        migrating hints: MigrationHints? = nil
     ) throws(DocumentError) -> (Document, StoreVersion) {
         if readOnly {
-            let contents = try DocumentReader.read(path: path, expected: schema)
+            let contents = try DocumentReader.read(path: path, expected: schema, migrating: hints)
             return (Document(path: path, file: nil, readOnly: true, contents: contents, durability: durability), contents.version)
         }
         for _ in 0..<8 {
@@ -104,7 +110,7 @@ public final class Document: @unchecked Sendable {
                 continue
             }
             let bytes = try file.readAll()
-            let contents = try DocumentReader.read(bytes: bytes, path: path, expected: schema, blobs: .load)
+            let contents = try DocumentReader.read(bytes: bytes, path: path, expected: schema, blobs: .load, migrating: hints)
             guard !DocumentFormat.isNewer(major: contents.formatMajor, minor: contents.formatMinor) else {
                 throw .unsupportedFormat(path: path, major: contents.formatMajor, minor: contents.formatMinor)
             }
@@ -115,8 +121,9 @@ public final class Document: @unchecked Sendable {
             }
             let document = Document(path: path, file: file, readOnly: false, contents: contents, durability: durability)
             if contents.needsRewrite || contents.formatMajor < DocumentFormat.major {
-                // Journal frames name entities by position: put the file in the
-                // application's order first (the fresh snapshot leaves any torn tail behind).
+                // Journal frames name entities and slots by position: put the file in the
+                // application's order, or its migrated schema, first (the fresh snapshot
+                // leaves any torn tail behind).
                 // An older format is converted the same way, once (so a document without a
                 // store identifier gets one): compaction writes a new file beside it and
                 // renames it over, so a crash keeps one of the two.

@@ -55,20 +55,24 @@ public struct DocumentReader {
     ///
     /// - Parameter expected: the schema the application opens it with; a document
     ///   with another schema throws `DocumentError.schemaMismatch`.
+    ///
+    /// With `migrating` hints, a document whose schema differs from `expected`
+    /// beyond entity order is migrated to it (`SchemaMigration`) and marked
+    /// `needsRewrite`; what cannot be migrated throws `schemaMismatch`, saying why.
     public static func read(
-        path: String, expected: StoreSchema? = nil, blobs policy: BlobPolicy = .load
+        path: String, expected: StoreSchema? = nil, blobs policy: BlobPolicy = .load, migrating hints: MigrationHints? = nil
     ) throws(DocumentError) -> Contents {
         let file = try DocumentFile.open(path, writable: false)
         defer { file.close() }
-        return try read(bytes: try file.readAll(), path: path, expected: expected, blobs: policy)
+        return try read(bytes: try file.readAll(), path: path, expected: expected, blobs: policy, migrating: hints)
     }
 
     static func read(
-        bytes: [UInt8], path: String, expected: StoreSchema?, blobs policy: BlobPolicy
+        bytes: [UInt8], path: String, expected: StoreSchema?, blobs policy: BlobPolicy, migrating hints: MigrationHints? = nil
     ) throws(DocumentError) -> Contents {
         let header = try DocumentHeader.decode(bytes, path: path)
         do {
-            return try read(bytes: bytes, header: header, path: path, expected: expected, blobs: policy)
+            return try read(bytes: bytes, header: header, path: path, expected: expected, blobs: policy, migrating: hints)
         } catch .damaged where DocumentFormat.isNewer(major: header.major, minor: header.minor) {
             // A newer minor may use what this build does not know: say so, not "damaged".
             throw .unsupportedFormat(path: path, major: header.major, minor: header.minor)
@@ -76,7 +80,8 @@ public struct DocumentReader {
     }
 
     private static func read(
-        bytes: [UInt8], header: DocumentHeader, path: String, expected: StoreSchema?, blobs policy: BlobPolicy
+        bytes: [UInt8], header: DocumentHeader, path: String, expected: StoreSchema?, blobs policy: BlobPolicy,
+        migrating hints: MigrationHints?
     ) throws(DocumentError) -> Contents {
         let blobStore = BlobStore(documentPath: path)
         var blobs: [String: Int] = [:]
@@ -138,11 +143,18 @@ public struct DocumentReader {
         // The same entities in another order, or Codable types renamed, still open:
         // rows are moved into the application's order at the end.
         var placement: [Int]?
+        /// The application's schema, when the document's is migrated to it at the end.
+        var migration: (schema: StoreSchema, hints: MigrationHints)?
         if let expected, expected != schema {
-            guard let order = SchemaDifference.placement(of: schema, in: expected) else {
+            if let order = SchemaDifference.placement(of: schema, in: expected) {
+                placement = order
+            } else if let hints, schema.entities.contains(where: { expected.entityIndex(named: $0.name) != nil }) {
+                // (With no entity in common this is another document, not an earlier
+                // version of this one: migrating would drop all of it.)
+                migration = (expected, hints)
+            } else {
                 throw .schemaMismatch(path: path, reason: SchemaDifference.describe(document: schema, application: expected))
             }
-            placement = order
         }
         var tables = schema.entities.map { Table(entity: $0) }
         var storeIdentifier: UUID?
@@ -310,12 +322,20 @@ public struct DocumentReader {
             indexes = placedIndexes
             finalSchema = expected
         }
+        var version = StoreVersion(schema: finalSchema, tables: tables, generation: generation, orderedIndexes: indexes)
+        if let migration {
+            do throws(SchemaMigration.Failure) {
+                version = try SchemaMigration.migrate(version, to: migration.schema, hints: migration.hints)
+            } catch {
+                throw .schemaMismatch(path: path, reason: "it cannot be migrated to the application's schema: \(error)")
+            }
+        }
         return Contents(
             path: path, formatMajor: header.major, formatMinor: header.minor, snapshotGeneration: header.generation,
-            version: StoreVersion(schema: finalSchema, tables: tables, generation: generation, orderedIndexes: indexes),
+            version: version,
             snapshotLength: snapshotLength, journalLength: offset - snapshotLength, journalFrames: journalFrames,
             validLength: offset, tornTail: tornTail, frames: frames, blobs: blobs,
-            needsRewrite: placement != nil, storeIdentifier: storeIdentifier)
+            needsRewrite: placement != nil || migration != nil, storeIdentifier: storeIdentifier)
     }
 }
 
