@@ -42,6 +42,35 @@ func noise(bytes: Int, seed: UInt64) -> Data {
 /// Writes a line straight to the pipe (no buffering), so an ack is out before the next save.
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
+/// The next version of the counter (`value` renamed `count`, `note` added), for
+/// `--migrate`: opening a document of the models above migrates it.
+enum Migrated {
+    @Model final class CrashCounter {
+        @Attribute(.unique) var name: String
+        @Attribute(originalName: "value") var count: Int
+        var note: String = "migrated"
+        init(name: String, count: Int) {
+            self.name = name
+            self.count = count
+        }
+    }
+}
+
+// With --migrate, the probe opens the document with `Migrated`'s schema (which
+// migrates it), says "migrated" and exits: the test kills it during the migration.
+if CommandLine.arguments.count == 3, CommandLine.arguments[2] == "--migrate" {
+    say("start")
+    do {
+        let url = URL(fileURLWithPath: CommandLine.arguments[1])
+        _ = try ModelContainer(for: Migrated.CrashCounter.self, CrashEntry.self, configurations: ModelConfiguration(url: url))
+        say("migrated")
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("DocumentCrashProbe: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
 // With --limit-bytes N, files may not grow past N bytes (RLIMIT_FSIZE): writes
 // beyond fail with EFBIG as on a full disk, and the probe stops at the first save
 // that throws, printing "failed <error>".

@@ -43,10 +43,10 @@ import Testing
 
     /// Runs the probe until it has opened the document, then `delay` seconds more,
     /// kills it, and returns the saves it acknowledged.
-    static func runAndKill(_ probe: URL, document: URL, after delay: Double) throws -> (acks: [Int], killed: Bool) {
+    static func runAndKill(_ probe: URL, document: URL, after delay: Double, arguments: [String] = []) throws -> (acks: [Int], killed: Bool) {
         let process = Process()
         process.executableURL = probe
-        process.arguments = [document.path]
+        process.arguments = [document.path] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -69,6 +69,49 @@ import Testing
             line.hasPrefix("ack ") ? Int(line.dropFirst(4)) : nil
         }
         return (acks, killed)
+    }
+
+    /// A document migrating when a writable open meets it (the probe's `--migrate`)
+    /// is killed at random moments: each time the file holds the old document or
+    /// the migrated one, whole, never a mix and never less.
+    @Test func aKilledMigrationLeavesTheOldDocumentOrTheMigratedOne() throws {
+        let probe = try Self.probeURL()
+        let folder = try TemporaryFolder("osd-migrate")
+        defer { folder.remove() }
+        let template = folder.file("template.store"), document = folder.file("migrating.store")
+        do {
+            let context = ModelContext(try ModelContainer(for: CrashCounter.self, CrashEntry.self, configurations: ModelConfiguration(url: template)))
+            context.insert(CrashCounter(name: "main", value: 41))
+            for n in 1...400 { context.insert(CrashEntry(number: n, text: String(repeating: "migrate \(n) ", count: 300))) }
+            try context.save()
+        }
+        let bytes = try Data(contentsOf: template)
+        var outcomes: [String: Int] = [:]
+        var random = SystemRandomNumberGenerator()
+        for iteration in 0..<(Self.iterations / 5) {
+            try? FileManager.default.removeItem(at: document)
+            try bytes.write(to: document)
+            // (A debug build's probe takes about 0.2 s to start and migrate.)
+            let delay = Double.random(in: 0...0.4, using: &random)
+            _ = try Self.runAndKill(probe, document: document, after: delay, arguments: ["--migrate"])
+            let contents = try DocumentReader.read(path: document.path, blobs: .skip)
+            let counter = try #require(contents.schema.entityIndex(named: "CrashCounter"))
+            let names = contents.schema.entities[counter].attributes.map(\.name)
+            let rows = contents.version.tables[counter].rowIDs.compactMap { contents.version.tables[counter][$0] }
+            let entries = try #require(contents.schema.entityIndex(named: "CrashEntry"))
+            #expect(contents.version.tables[entries].count == 400, "iteration \(iteration)")
+            switch names {
+            case ["name", "value"]:
+                outcomes["old", default: 0] += 1
+                #expect(rows == [[.string("main"), .int(41)]], "iteration \(iteration)")
+            case ["name", "count", "note"]:
+                outcomes["migrated", default: 0] += 1
+                #expect(rows == [[.string("main"), .int(41), .string("migrated")]], "iteration \(iteration)")
+            default:
+                Issue.record("iteration \(iteration): a schema that is neither: \(names)")
+            }
+        }
+        print("migration kills: \(outcomes)")
     }
 
     /// Runs the probe with its files limited to `limit` bytes until a save fails.
