@@ -119,6 +119,9 @@ final class Shelf {
         let shelf = shelves[1]
         let e = try check(#Predicate { $0.shelf?.persistentModelID == shelf })
         #expect(e.resultCount == 17)
+        #expect(e.filtering == .native, "\(e)")
+        let crate = crates[0]
+        #expect(try check(#Predicate { $0.shelf?.persistentModelID == crate }).resultCount == 0)
     }
 
     @Test func unsavedChangesTakePart() throws {
