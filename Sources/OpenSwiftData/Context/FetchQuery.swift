@@ -89,7 +89,9 @@ struct FetchQuery<T: PersistentModel> {
     static func sortKeys(of sortBy: [SortDescriptor<T>], in layout: EntityLayout) -> [SortKey]? {
         var keys: [SortKey] = []
         for sort in sortBy {
-            guard let keyPath = sort.keyPath, case let .attribute(slot)? = layout.slots[keyPath] else { return nil }
+            guard let keyPath = sort.keyPath, case let .attribute(slot)? = layout.slots[keyPath],
+                  layout.attributes[slot].transformer == nil
+            else { return nil }
             keys.append(SortKey(slot: slot, reverse: sort.order == .reverse))
         }
         return keys
@@ -206,13 +208,7 @@ struct FetchQuery<T: PersistentModel> {
     /// The candidates in `sortBy` order; stable, so ties keep store order.
     private func sorted(_ candidates: [Candidate]) -> [Candidate] {
         guard hasSort else { return candidates }
-        var keys: [(slot: Int, reverse: Bool)] = []
-        for sort in descriptor.sortBy {
-            guard let keyPath = sort.keyPath, case let .attribute(slot)? = layout.slots[keyPath] else {
-                return sortedOnModels(candidates)
-            }
-            keys.append((slot, sort.order == .reverse))
-        }
+        guard let keys = Self.sortKeys(of: descriptor.sortBy, in: layout) else { return sortedOnModels(candidates) }
         // Rows not read yet are read now: sorting compares them.
         let table = version.tables[entity]
         let ranked = Array(candidates.map { candidate -> Candidate in

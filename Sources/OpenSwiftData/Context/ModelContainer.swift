@@ -185,7 +185,16 @@ public class ModelContainer: Equatable, @unchecked Sendable {
     /// Rejects types that cannot be stored, before any data is touched.
     private static func validate(_ schema: Schema) throws {
         for layout in schema.layouts {
-            for attribute in layout.attributes where !ValueCoding.isStorable(unwrappedType(attribute.swiftType)) {
+            for attribute in layout.attributes {
+                if let transformer = attribute.transformer {
+                    guard TransformedValue.transformer(named: transformer) != nil else {
+                        throw SwiftDataError(
+                            .loadIssueModelContainer,
+                            "\(layout.name).\(attribute.name) is transformable by \(transformer), but no ValueTransformer is registered under that name")
+                    }
+                    continue
+                }
+                guard !ValueCoding.isStorable(unwrappedType(attribute.swiftType)) else { continue }
                 throw SwiftDataError(
                     .loadIssueModelContainer,
                     "\(layout.name).\(attribute.name) has type \(attribute.swiftType), which is neither a SwiftData value type nor Codable")

@@ -12,7 +12,8 @@ extension ModelContext {
         guard case let .attribute(slot)? = query.layout.slots[keyPath] else {
             throw SwiftDataError(.unsupportedKeyPath, "\(keyPath) is not a stored attribute of \(query.layout.name)")
         }
-        return query.window(try query.candidates()).map { ValueCoding.decode(query.value(of: $0, slot: slot), as: V.self) }
+        let attribute = query.layout.attributes[slot]
+        return query.window(try query.candidates()).map { attribute.decode(query.value(of: $0, slot: slot), as: V.self) }
     }
 
     /// The sum of `keyPath` over the selected models (zero when none).

@@ -32,7 +32,7 @@ extension ModelContext {
         guard case let .attribute(slot)? = query.layout.slots[keyPath] else {
             throw SwiftDataError(.unsupportedKeyPath, "\(keyPath) is not a stored attribute of \(query.layout.name)")
         }
-        let stored = ValueCoding.encode(value)
+        let stored = query.layout.attributes[slot].encode(value)
         var changes = ChangeSet()
         changes.author = author
         let rows = try query.candidates().compactMap(\.rowID)

@@ -242,11 +242,7 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
     private func write<Value>(_ value: Value, at slot: EntityLayout.Slot) {
         switch slot {
         case let .attribute(i):
-            if let storable = layout.attributes[i].storableType {
-                setAttribute(i, to: storable._encode(value))
-            } else {
-                setAttribute(i, to: ValueCoding.encode(value))
-            }
+            setAttribute(i, to: layout.attributes[i].encode(value))
         case let .relationship(j):
             let relationship = layout.relationships[j]
             setRelated(j, to: relationship.isPlainReference
@@ -276,8 +272,7 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         switch layout.slot(for: key) {
         case let .attribute(i):
             prepare()
-            if let storable = layout.attributes[i].storableType { return storable._decode(storedValues[i], as: Value.self) }
-            return ValueCoding.decode(storedValues[i], as: Value.self)
+            return layout.attributes[i].decode(storedValues[i], as: Value.self)
         case let .relationship(j):
             return Self.relationshipValue(relatedModels(j), as: Value.self, isToMany: layout.relationships[j].isToMany)
         }
@@ -296,11 +291,7 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
     func setValue<Value>(_ newValue: Value, forKey key: KeyPath<M, Value>, owner: M) {
         switch layout.slot(for: key) {
         case let .attribute(i):
-            if let storable = layout.attributes[i].storableType {
-                setAttribute(i, to: storable._encode(newValue))
-            } else {
-                setAttribute(i, to: ValueCoding.encode(newValue))
-            }
+            setAttribute(i, to: layout.attributes[i].encode(newValue))
         case let .relationship(j):
             RelationshipGraph.set(j, of: owner, to: models(in: newValue))
         }

@@ -18,6 +18,22 @@ final class EntityLayout: @unchecked Sendable {
         var options: [Schema.Attribute.Option]
         var defaultValue: Value?
         var hashModifier: String?
+        /// The value transformer of a `.transformable(by:)` attribute, stored as `Data`.
+        var transformer: String?
+
+        /// `value` in the engine's form.
+        func encode(_ value: Any) -> Value {
+            if let transformer { return TransformedValue.encode(value, by: transformer) }
+            if let storableType { return storableType._encode(value) }
+            return ValueCoding.encode(value)
+        }
+
+        /// A stored value as the property's type.
+        func decode<T>(_ stored: Value, as type: T.Type) -> T {
+            if let transformer { return TransformedValue.decode(stored, by: transformer, as: T.self) }
+            if let storableType { return storableType._decode(stored, as: T.self) }
+            return ValueCoding.decode(stored, as: T.self)
+        }
     }
 
     /// A class, not a struct: saves and deletes walk relationships constantly, and
@@ -203,17 +219,20 @@ final class EntityLayout: @unchecked Sendable {
                     options: declared?.options ?? []))
             } else {
                 let declared = property.metadata as? Schema.Attribute
+                let transformer = declared?.options.lazy.compactMap(\.transformerName).first
                 attributes.append(AttributeSlot(
                     name: property.name,
                     originalName: declared?.originalName.nilIfEmpty ?? property.name,
                     keyPath: property.keypath,
                     swiftType: swiftType,
-                    storableType: swiftType as? any _StorableValue.Type,
-                    valueType: ValueCoding.valueType(of: swiftType),
+                    storableType: transformer == nil ? swiftType as? any _StorableValue.Type : nil,
+                    valueType: transformer == nil ? ValueCoding.valueType(of: swiftType) : .data,
                     isOptional: isOptional,
                     options: declared?.options ?? [],
-                    defaultValue: property.defaultValue.map(ValueCoding.encode),
-                    hashModifier: declared?.hashModifier))
+                    // (A transformable initial value is stored when the model is made.)
+                    defaultValue: transformer == nil ? property.defaultValue.map(ValueCoding.encode) : nil,
+                    hashModifier: declared?.hashModifier,
+                    transformer: transformer))
             }
         }
         return (attributes, relationships)

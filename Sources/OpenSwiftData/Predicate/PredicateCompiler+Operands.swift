@@ -101,6 +101,10 @@ extension PredicateExpressions.KeyPath: CompilablePredicateExpression where Root
             let layout = compiler.layout(of: entity)
             switch layout.slots[keyPath] {
             case let .attribute(i)?:
+                if let transformer = layout.attributes[i].transformer {
+                    // Stored as the transformer's Data: only the models hold comparable values.
+                    throw PredicateCompiler.Unsupported(description: "\(layout.attributes[i].name) is stored through the value transformer \(transformer)")
+                }
                 return .value(.attribute(base.expression, entity: entity, slot: i))
             case let .relationship(j)?:
                 let relationship = layout.relationships[j]
