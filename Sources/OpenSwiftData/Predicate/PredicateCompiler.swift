@@ -252,7 +252,9 @@ struct PredicateFingerprint {
     /// or meets a node it does not know.
     var isCacheable = true
 
-    /// Visits a predicate's root (one dynamic cast; see `PredicateCompiler.compile`).
+    /// Visits a node whose type is known only at run time: one dynamic cast. (A
+    /// predicate's root goes through `PredicateCache`, which finds the conformance
+    /// once per expression type.)
     mutating func visit(_ node: Any) {
         guard let compilable = node as? any CompilablePredicateExpression else {
             isCacheable = false
