@@ -25,6 +25,7 @@ struct DocumentSummary {
             ("format", .string(format)),
             ("storeIdentifier", contents.storeIdentifier.map { .string($0.uuidString) } ?? .null),
             ("fingerprint", .string(version.schema.fingerprint)),
+            ("schemaVersion", contents.schemaVersion.map { .string($0.description) } ?? .null),
             ("generation", .integer(Int64(clamping: version.generation))),
             ("snapshotGeneration", .integer(Int64(clamping: contents.snapshotGeneration))),
             ("fileBytes", .integer(Int64(fileBytes))),
@@ -55,7 +56,8 @@ struct DocumentSummary {
             "document    \(contents.path)",
             "format      \(format)",
             "store id    \(contents.storeIdentifier?.uuidString ?? "none (written by an older build; a writable open adds one)")",
-            "schema      fingerprint \(version.schema.fingerprint), \(plural(version.schema.entities.count, "entity", "entities"))",
+            "schema      fingerprint \(version.schema.fingerprint), \(plural(version.schema.entities.count, "entity", "entities"))"
+                + (contents.schemaVersion.map { ", version \($0) (recorded by a migration plan)" } ?? ""),
             "generation  \(version.generation) (snapshot at \(contents.snapshotGeneration))",
             "file        \(plural(fileBytes, "byte")): snapshot \(plural(contents.snapshotLength, "byte")), "
                 + "journal \(plural(contents.journalLength, "byte")) in \(plural(contents.journalFrames, "frame"))",

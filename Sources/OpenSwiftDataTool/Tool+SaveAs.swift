@@ -24,7 +24,9 @@ extension Tool {
                 // Loading every blob verifies it: a copy never carries damage along silently.
                 let contents = try DocumentReader.read(path: document, blobs: .load)
                 // A copy keeps the store identifier (nil from an older document: a new one).
-                try Document.write(contents.version, to: newDocument, identifier: contents.storeIdentifier, replacing: force)
+                try Document.write(
+                    contents.version, to: newDocument, identifier: contents.storeIdentifier,
+                    schemaVersion: contents.schemaVersion, replacing: force)
                 let rows = contents.version.tables.reduce(0) { $0 + $1.count }
                 let blobs = BlobStore(documentPath: newDocument).names().count
                 let output = OutputSink.standardOutput()

@@ -38,12 +38,13 @@ import Testing
     }
 
     /// `file` (format 3) as format 2 wrote it: no identifier at the end of its
-    /// snapshot-end frame, and major 2 in the header.
+    /// snapshot-end frame, and 2.0 in the header.
     private func asFormatTwo(_ file: [UInt8]) throws -> [UInt8] {
         let end = try #require(FrameBytes.frames(in: file).first { $0.kind == .snapshotEnd })
         let payload = try #require(FrameBytes.payload(of: end, in: file))
         var older = FrameBytes.replacing(end, in: file, stored: Array(payload.dropLast(16)))
         older[8] = 2
+        older[10] = 0
         return FrameBytes.resealingHeader(older)
     }
 

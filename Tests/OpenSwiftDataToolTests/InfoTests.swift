@@ -12,7 +12,7 @@ import Testing
         let result = try OSD.run(["info", path])
         #expect(result.status == 0)
         #expect(result.error.isEmpty)
-        #expect(result.output.contains("format      3.0"))
+        #expect(result.output.contains("format      \(DocumentFormat.major).\(DocumentFormat.minor)"))
         let identifier = try #require(DocumentReader.read(path: path, blobs: .skip).storeIdentifier)
         #expect(result.output.contains("store id    \(identifier.uuidString)"))
         #expect(result.output.contains("fingerprint \(TripDocument.schema.fingerprint), 2 entities"))
@@ -41,7 +41,8 @@ import Testing
         #expect(result.status == 0)
         let info = try ParsedJSON.object(result.output)
         #expect(info["fingerprint"] as? String == TripDocument.schema.fingerprint)
-        #expect(info["format"] as? String == "3.0")
+        #expect(info["format"] as? String == "\(DocumentFormat.major).\(DocumentFormat.minor)")
+        #expect(info["schemaVersion"] is NSNull)
         #expect(info["storeIdentifier"] as? String == contents.storeIdentifier?.uuidString)
         #expect(info["journalFrames"] as? Int == 5)
         #expect(info["journalBytes"] as? Int == contents.journalLength)
@@ -79,5 +80,24 @@ import Testing
         #expect(verify.output.contains("warning: torn last frame"))
         let strict = try OSD.run(["verify", "--strict", path])
         #expect(strict.status == 2)
+    }
+
+    @Test func showsTheSchemaVersionAPlanRecorded() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("trips.osd")
+        let version = try TripDocument.create(at: path)
+        let recorded = folder.path("recorded.osd")
+        try Document.write(version, to: recorded, schemaVersion: SchemaVersionStamp(2, 1, 0))
+        #expect(try DocumentReader.read(path: recorded, blobs: .skip).schemaVersion == SchemaVersionStamp(2, 1, 0))
+
+        let result = try OSD.run(["info", recorded])
+        #expect(result.output.contains("entities, version 2.1.0 (recorded by a migration plan)"))
+        // A copy keeps it, and so does a compaction.
+        let copy = folder.path("copy.osd")
+        #expect(try OSD.run(["save-as", recorded, copy]).status == 0)
+        #expect(try OSD.run(["compact", copy]).status == 0)
+        let info = try ParsedJSON.object(try OSD.run(["info", "--json", copy]).output)
+        #expect(info["schemaVersion"] as? String == "2.1.0")
     }
 }

@@ -92,7 +92,7 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         let ordered = configurations.isEmpty ? [ModelConfiguration()] : configurations
         let persistent = ordered.first(where: { !$0.isStoredInMemoryOnly })
         self.allowsSave = persistent?.allowsSave ?? ordered.allSatisfy(\.allowsSave)
-        self.store = try store ?? Self.openStore(schema: givenSchema, configurations: ordered)
+        self.store = try store ?? Self.openStore(schema: givenSchema, migrationPlan: migrationPlan, configurations: ordered)
         self.storeIdentifier = (self.store.document?.storeIdentifier ?? identifier ?? UUID()).uuidString
         var indexes: [ObjectIdentifier: Int] = [:]
         var byName: [String: Int] = [:]
@@ -111,8 +111,11 @@ public class ModelContainer: Equatable, @unchecked Sendable {
 
     /// The store of the first configuration that is not in memory only: a
     /// document holding every entity; otherwise a store in memory.
-    /// A document of an earlier schema is migrated lightweight (`SchemaMigration`).
-    private static func openStore(schema: Schema, configurations: [ModelConfiguration]) throws -> Store {
+    /// A document of an earlier schema is migrated by the plan's stages when there
+    /// is a plan (`MigrationPlanRun`), otherwise lightweight (`SchemaMigration`).
+    private static func openStore(
+        schema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)?, configurations: [ModelConfiguration]
+    ) throws -> Store {
         guard let configuration = configurations.first(where: { !$0.isStoredInMemoryOnly }) else {
             return Store(schema: schema.storeSchema)
         }
@@ -120,15 +123,18 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         guard url.isFileURL else {
             throw SwiftDataError(.loadIssueModelContainer, "\(url) is not a file URL")
         }
+        let run = migrationPlan.map { MigrationPlanRun(plan: $0, schema: schema) }
         do {
             if configuration.allowsSave {
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             }
             let (document, version) = try Document.open(
                 path: url.path, schema: schema.storeSchema, readOnly: !configuration.allowsSave, durability: configuration.durability,
-                migrating: schema.migrationHints)
+                migrating: schema.migrationHints, plan: run?.staged)
             return Store(document: document, version: version)
         } catch let error as DocumentError {
+            // A stage's own error, or the plan's SwiftDataError, rather than its carrier.
+            if let failure = run?.failure { throw failure }
             throw SwiftDataError(.loadIssueModelContainer, error.description)
         } catch {
             throw SwiftDataError(.loadIssueModelContainer, "\(url.path): \(error.localizedDescription)")

@@ -76,7 +76,7 @@ public final class ModelDocument {
         let version = container.store.current
         try FileManager.default.createDirectory(at: newURL.deletingLastPathComponent(), withIntermediateDirectories: true)
         // The copy keeps the store identifier: the working copy's models go on.
-        try Document.write(version, to: newURL.path, identifier: file?.storeIdentifier)
+        try Document.write(version, to: newURL.path, identifier: file?.storeIdentifier, schemaVersion: file?.schemaVersion)
         let (document, _) = try Document.open(path: newURL.path, schema: schema.storeSchema)
         file?.close()
         file = document

@@ -10,10 +10,10 @@ public protocol SchemaMigrationPlan {
     static var stages: [MigrationStage] { get }
 }
 
-/// One step of a migration plan.
-///
-/// Accepted by `ModelContainer` now; in-memory stores start empty, so there is no
-/// stored data to migrate until documents (persistence) land.
+/// One step of a migration plan: a container given the plan runs the stages from
+/// the version a document is at up to its own (`MigrationPlanRun`). A custom
+/// stage's closures run on a context of the stage's old schema (`willMigrate`) and
+/// of its new one (`didMigrate`); changes they leave unsaved are saved.
 public enum MigrationStage {
     case lightweight(fromVersion: any VersionedSchema.Type, toVersion: any VersionedSchema.Type)
     case custom(

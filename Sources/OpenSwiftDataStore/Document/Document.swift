@@ -15,6 +15,9 @@ public final class Document: @unchecked Sendable {
     /// build gets one when a writable open rewrites it; opened read-only it gets a
     /// new one each time (nothing is written).
     public let storeIdentifier: UUID
+    /// The version of the application's schema the document records (format 3.1):
+    /// the version a migration plan brought it to. Every compaction writes it again.
+    public let schemaVersion: SchemaVersionStamp?
     public var durability: Durability {
         get { lock.withLock { _durability } }
         set { lock.withLock { _durability = newValue } }
@@ -73,6 +76,7 @@ public final class Document: @unchecked Sendable {
         self._journalFrames = contents.journalFrames
         self.blobs = BlobStore(documentPath: path)
         self.storeIdentifier = contents.storeIdentifier ?? UUID()
+        self.schemaVersion = contents.schemaVersion
     }
 
     deinit { file?.close() }
@@ -93,12 +97,15 @@ public final class Document: @unchecked Sendable {
     /// `schema` (`SchemaMigration`): in memory when read-only, else rewritten by a
     /// compaction before anything else, so a crash leaves the old document or the
     /// migrated one.
+    ///
+    /// With a `plan`, the plan alone decides how the document's version becomes
+    /// `schema`'s, and the document records the plan's target version.
     public static func open(
         path: String, schema: StoreSchema, readOnly: Bool = false, durability: Durability = .full,
-        migrating hints: MigrationHints? = nil
+        migrating hints: MigrationHints? = nil, plan: StagedMigration? = nil
     ) throws(DocumentError) -> (Document, StoreVersion) {
         if readOnly {
-            let contents = try DocumentReader.read(path: path, expected: schema, migrating: hints)
+            let contents = try DocumentReader.read(path: path, expected: schema, migrating: hints, plan: plan)
             return (Document(path: path, file: nil, readOnly: true, contents: contents, durability: durability), contents.version)
         }
         for _ in 0..<8 {
@@ -106,11 +113,12 @@ public final class Document: @unchecked Sendable {
             do {
                 file = try DocumentFile.openLocked(path)
             } catch .notFound {
-                try create(path: path, schema: schema)
+                try create(path: path, schema: schema, schemaVersion: plan?.target)
                 continue
             }
             let bytes = try file.readAll()
-            let contents = try DocumentReader.read(bytes: bytes, path: path, expected: schema, blobs: .load, migrating: hints)
+            let contents = try DocumentReader.read(
+                bytes: bytes, path: path, expected: schema, blobs: .load, migrating: hints, plan: plan)
             guard !DocumentFormat.isNewer(major: contents.formatMajor, minor: contents.formatMinor) else {
                 throw .unsupportedFormat(path: path, major: contents.formatMajor, minor: contents.formatMinor)
             }
@@ -152,9 +160,11 @@ public final class Document: @unchecked Sendable {
     }
 
     /// Writes an empty document; fails quietly if another process created one first.
-    private static func create(path: String, schema: StoreSchema) throws(DocumentError) {
+    private static func create(path: String, schema: StoreSchema, schemaVersion: SchemaVersionStamp?) throws(DocumentError) {
         let temporary = temporaryPath(for: path, purpose: "create")
-        let (file, _) = try writeSnapshot(StoreVersion(schema: schema), identifier: UUID(), to: temporary, blobs: BlobStore(documentPath: path))
+        let (file, _) = try writeSnapshot(
+            StoreVersion(schema: schema), identifier: UUID(), schemaVersion: schemaVersion, to: temporary,
+            blobs: BlobStore(documentPath: path))
         file.close()
         defer { DocumentFile.remove(temporary) }
         // link, unlike rename, never replaces a document that appeared meanwhile.
@@ -229,7 +239,9 @@ public final class Document: @unchecked Sendable {
             let old = try writableFile()
             let temporary = Self.temporaryPath(for: path, purpose: "compact")
             var referenced = Set<String>()
-            let (fresh, written) = try Self.writeSnapshot(version, identifier: storeIdentifier, to: temporary, blobs: blobs) { referenced.insert($0) }
+            let (fresh, written) = try Self.writeSnapshot(
+                version, identifier: storeIdentifier, schemaVersion: schemaVersion, to: temporary, blobs: blobs
+            ) { referenced.insert($0) }
             do throws(DocumentError) {
                 try fresh.lockExclusively()
                 try DocumentFile.rename(temporary, to: path)
@@ -270,9 +282,11 @@ public final class Document: @unchecked Sendable {
     /// rename while the name is still free.
     ///
     /// The new document keeps `identifier` (a copy of a document keeps its
-    /// identifier, so identifiers from one resolve in the other), or gets a new one.
+    /// identifier, so identifiers from one resolve in the other), or gets a new one,
+    /// and records `schemaVersion` (a copy keeps its original's).
     public static func write(
-        _ version: StoreVersion, to path: String, identifier: UUID? = nil, replacing: Bool = true
+        _ version: StoreVersion, to path: String, identifier: UUID? = nil, schemaVersion: SchemaVersionStamp? = nil,
+        replacing: Bool = true
     ) throws(DocumentError) {
         let folder = try DocumentFile.lockFolder(directory(of: path))
         defer { folder.close() }
@@ -289,7 +303,9 @@ public final class Document: @unchecked Sendable {
         let temporary = temporaryPath(for: path, purpose: "save")
         let blobs = BlobStore(documentPath: path)
         var referenced = Set<String>()
-        let (file, _) = try writeSnapshot(version, identifier: identifier ?? UUID(), to: temporary, blobs: blobs) { referenced.insert($0) }
+        let (file, _) = try writeSnapshot(
+            version, identifier: identifier ?? UUID(), schemaVersion: schemaVersion, to: temporary, blobs: blobs
+        ) { referenced.insert($0) }
         defer { file.close() }
         do throws(DocumentError) {
             // Locked before it takes the name, so no writer can open it unlocked.
@@ -329,13 +345,14 @@ public final class Document: @unchecked Sendable {
     /// Writes and syncs a complete snapshot file at `path` (which must not exist)
     /// and returns it open.
     private static func writeSnapshot(
-        _ version: StoreVersion, identifier: UUID, to path: String, blobs: BlobStore, referenced: (String) -> Void = { _ in }
+        _ version: StoreVersion, identifier: UUID, schemaVersion: SchemaVersionStamp?, to path: String, blobs: BlobStore,
+        referenced: (String) -> Void = { _ in }
     ) throws(DocumentError) -> (file: DocumentFile, length: Int) {
         DocumentFile.remove(path)
         let file = try DocumentFile.open(path, writable: true, create: true)
         do throws(DocumentError) {
             var wroteBlobs = false
-            let bytes = try Snapshot.encode(version, identifier: identifier) { (data: Data) throws(DocumentError) in
+            let bytes = try Snapshot.encode(version, identifier: identifier, schemaVersion: schemaVersion) { (data: Data) throws(DocumentError) in
                 let reference = BlobStore.reference(for: data)
                 referenced(reference.name)
                 if try blobs.store(data, as: reference) { wroteBlobs = true }

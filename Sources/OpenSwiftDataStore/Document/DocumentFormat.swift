@@ -15,9 +15,10 @@ public enum DocumentFormat {
     /// Additions an older reader can ignore bump `minor` (today: header flag bits
     /// and reserved fields only). Readers try newer minors and report
     /// `unsupportedFormat` if they meet something unknown; writers refuse them.
-    public static let minor = 0
+    /// Format 3.1 keeps the schema version stamp in the header's reserved word.
+    public static let minor = 1
     /// The majors this build reads, each with the newest minor it knows.
-    static let knownMinors: [Int: Int] = [1: 0, 2: 0, 3: 0]
+    static let knownMinors: [Int: Int] = [1: 0, 2: 0, 3: 1]
 
     /// Whether `major.minor` is newer than this build knows (a reader tries it; a
     /// writer refuses it).
@@ -96,6 +97,9 @@ struct DocumentHeader: Equatable {
     var flags: UInt32 = 0
     /// The store generation the snapshot holds; journal frames continue from it.
     var generation: UInt64
+    /// The application schema's version the snapshot was written in (format 3.1,
+    /// the reserved word; older documents hold 0 there, which reads as none).
+    var schemaVersion: SchemaVersionStamp?
 
     func encoded() -> [UInt8] {
         var w = ByteWriter(capacity: DocumentFormat.headerSize)
@@ -103,7 +107,7 @@ struct DocumentHeader: Equatable {
         w.fixed32(UInt32(major) | UInt32(minor) << 16)
         w.fixed32(flags)
         w.fixed64(generation)
-        w.fixed32(0)
+        w.fixed32(SchemaVersionStamp.word(schemaVersion))
         w.fixed32(CRC32C.checksum(w.bytes))
         return w.bytes
     }
@@ -124,7 +128,8 @@ struct DocumentHeader: Equatable {
         let version = field32(8)
         let generation = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 16, as: UInt64.self)) }
         let header = DocumentHeader(
-            major: Int(version & 0xFFFF), minor: Int(version >> 16), flags: field32(12), generation: generation)
+            major: Int(version & 0xFFFF), minor: Int(version >> 16), flags: field32(12), generation: generation,
+            schemaVersion: SchemaVersionStamp(word: field32(24)))
         guard DocumentFormat.knownMinors[header.major] != nil else {
             throw .unsupportedFormat(path: path, major: header.major, minor: header.minor)
         }

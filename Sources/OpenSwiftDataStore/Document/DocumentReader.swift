@@ -48,6 +48,10 @@ public struct DocumentReader {
         public var needsRewrite: Bool
         /// The store identifier the snapshot keeps (format 3); nil in older documents.
         public var storeIdentifier: UUID?
+        /// The application schema's version the document records (format 3.1), or
+        /// after a staged migration the version it was brought to; nil when none is
+        /// known (a lightweight migration forgets the recorded one).
+        public var schemaVersion: SchemaVersionStamp?
         public var schema: StoreSchema { version.schema }
     }
 
@@ -59,20 +63,26 @@ public struct DocumentReader {
     /// With `migrating` hints, a document whose schema differs from `expected`
     /// beyond entity order is migrated to it (`SchemaMigration`) and marked
     /// `needsRewrite`; what cannot be migrated throws `schemaMismatch`, saying why.
+    /// With a `plan`, the plan migrates instead (and hints are not used); the
+    /// document needs a rewrite when it migrated or records another version.
     public static func read(
-        path: String, expected: StoreSchema? = nil, blobs policy: BlobPolicy = .load, migrating hints: MigrationHints? = nil
+        path: String, expected: StoreSchema? = nil, blobs policy: BlobPolicy = .load, migrating hints: MigrationHints? = nil,
+        plan: StagedMigration? = nil
     ) throws(DocumentError) -> Contents {
         let file = try DocumentFile.open(path, writable: false)
         defer { file.close() }
-        return try read(bytes: try file.readAll(), path: path, expected: expected, blobs: policy, migrating: hints)
+        return try read(bytes: try file.readAll(), path: path, expected: expected, blobs: policy, migrating: hints, plan: plan)
     }
 
     static func read(
-        bytes: [UInt8], path: String, expected: StoreSchema?, blobs policy: BlobPolicy, migrating hints: MigrationHints? = nil
+        bytes: [UInt8], path: String, expected: StoreSchema?, blobs policy: BlobPolicy, migrating hints: MigrationHints? = nil,
+        plan: StagedMigration? = nil
     ) throws(DocumentError) -> Contents {
         let header = try DocumentHeader.decode(bytes, path: path)
         do {
-            return try read(bytes: bytes, header: header, path: path, expected: expected, blobs: policy, migrating: hints)
+            return try read(
+                bytes: bytes, header: header, path: path, expected: expected, blobs: policy,
+                migrating: hints, plan: plan)
         } catch .damaged where DocumentFormat.isNewer(major: header.major, minor: header.minor) {
             // A newer minor may use what this build does not know: say so, not "damaged".
             throw .unsupportedFormat(path: path, major: header.major, minor: header.minor)
@@ -81,7 +91,7 @@ public struct DocumentReader {
 
     private static func read(
         bytes: [UInt8], header: DocumentHeader, path: String, expected: StoreSchema?, blobs policy: BlobPolicy,
-        migrating hints: MigrationHints?
+        migrating hints: MigrationHints?, plan: StagedMigration?
     ) throws(DocumentError) -> Contents {
         let blobStore = BlobStore(documentPath: path)
         var blobs: [String: Int] = [:]
@@ -145,7 +155,7 @@ public struct DocumentReader {
         var placement: [Int]?
         /// The application's schema, when the document's is migrated to it at the end.
         var migration: (schema: StoreSchema, hints: MigrationHints)?
-        if let expected, expected != schema {
+        if plan == nil, let expected, expected != schema {
             if let order = SchemaDifference.placement(of: schema, in: expected) {
                 placement = order
             } else if let hints, schema.entities.contains(where: { expected.entityIndex(named: $0.name) != nil }) {
@@ -330,12 +340,26 @@ public struct DocumentReader {
                 throw .schemaMismatch(path: path, reason: "it cannot be migrated to the application's schema: \(error)")
             }
         }
+        var schemaVersion = migration == nil ? header.schemaVersion : nil
+        var planRewrites = false
+        if let plan {
+            if let migrated = try plan.migrate(version, header.schemaVersion) {
+                version = migrated
+                planRewrites = true
+            }
+            if let expected, version.schema != expected {
+                throw .schemaMismatch(path: path, reason: SchemaDifference.describe(document: version.schema, application: expected))
+            }
+            planRewrites = planRewrites || header.schemaVersion != plan.target
+            schemaVersion = plan.target
+        }
         return Contents(
             path: path, formatMajor: header.major, formatMinor: header.minor, snapshotGeneration: header.generation,
             version: version,
             snapshotLength: snapshotLength, journalLength: offset - snapshotLength, journalFrames: journalFrames,
             validLength: offset, tornTail: tornTail, frames: frames, blobs: blobs,
-            needsRewrite: placement != nil || migration != nil, storeIdentifier: storeIdentifier)
+            needsRewrite: placement != nil || migration != nil || planRewrites, storeIdentifier: storeIdentifier,
+            schemaVersion: schemaVersion)
     }
 }
 

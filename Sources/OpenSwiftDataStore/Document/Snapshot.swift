@@ -11,7 +11,8 @@ enum Snapshot {
     /// With `compressed: false` every frame is stored: the same bytes zstd would
     /// see, which the compaction benchmark compresses alone for its limit.
     static func encode(
-        _ version: StoreVersion, identifier: UUID, compressed: Bool = true, external: (Data) throws(DocumentError) -> BlobReference
+        _ version: StoreVersion, identifier: UUID, schemaVersion: SchemaVersionStamp? = nil, compressed: Bool = true,
+        external: (Data) throws(DocumentError) -> BlobReference
     ) throws(DocumentError) -> [UInt8] {
         let level: Int32? = compressed ? Zstd.snapshotLevel : nil
         let schema = version.schema
@@ -60,7 +61,7 @@ enum Snapshot {
         // of its models outlive the process.
         withUnsafeBytes(of: identifier.uuid) { end.raw($0) }
         pending.submit(.snapshotEnd, end.bytes)
-        return try pending.file(header: DocumentHeader(generation: version.generation))
+        return try pending.file(header: DocumentHeader(generation: version.generation, schemaVersion: schemaVersion))
     }
 }
 

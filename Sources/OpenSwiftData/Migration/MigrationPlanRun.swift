@@ -1,0 +1,165 @@
+import OpenSwiftDataStore
+
+/// Runs a `SchemaMigrationPlan` over a document's data as a container opens it.
+///
+/// The document's version in the plan is the one its data has the shape of: the
+/// version it records, when that one matches, else the earliest that matches (a
+/// document written before the app had a plan is most likely its first version).
+/// A document of the container's shape that records no version is at the
+/// container's version, unless `hashModifier`s tell the versions of that shape apart.
+/// From there the stages run in order up to the version of the container's schema:
+/// a custom stage's `willMigrate` on a context of the old schema, the lightweight
+/// step (`SchemaMigration`) to the next version, then `didMigrate` on a context of
+/// the new one. Versions with no stage from them are followed by a lightweight step.
+/// The whole run works on the data in memory; the engine writes the result as one
+/// new document (or nothing, read-only), so a failure anywhere leaves the file as
+/// it was.
+final class MigrationPlanRun {
+    let plan: any SchemaMigrationPlan.Type
+    /// The container's schema: where the run ends.
+    let schema: Schema
+    /// The error the run failed with, as the API throws it; the engine carries a
+    /// `DocumentError` in its place.
+    private(set) var failure: (any Error)?
+
+    private let schemas: [Schema]
+    /// The plan's version whose models are the container's, nil when none is.
+    private let targetIndex: Int?
+
+    init(plan: any SchemaMigrationPlan.Type, schema: Schema) {
+        self.plan = plan
+        self.schema = schema
+        self.schemas = plan.schemas.map { Schema(versionedSchema: $0) }
+        // The version declaring the container's own model classes; else the last of its shape.
+        let types = Set(schema.layouts.map { ObjectIdentifier($0.modelType) })
+        let application = schema.storeSchema
+        self.targetIndex = schemas.firstIndex { Set($0.layouts.map { ObjectIdentifier($0.modelType) }) == types }
+            ?? schemas.lastIndex { $0.storeSchema.hasSameShape(as: application) }
+    }
+
+    /// The version the migrated document records: the plan's version of the
+    /// container's schema, or the schema's own version when the plan lacks it.
+    var target: Schema.Version {
+        targetIndex.map { plan.schemas[$0].versionIdentifier } ?? schema.version
+    }
+
+    /// The engine's side of the run.
+    var staged: StagedMigration {
+        StagedMigration(target: SchemaVersionStamp(target)) { [self] (version, recorded) throws(DocumentError) in
+            do {
+                return try migrate(version, recorded: recorded.map(Schema.Version.init))
+            } catch {
+                failure = error
+                throw .schemaMismatch(path: "", reason: "the migration plan failed: \(error)")
+            }
+        }
+    }
+
+    /// `version` (in the document's schema) in the container's schema, nil when
+    /// the document is the container's version already.
+    func migrate(_ version: StoreVersion, recorded: Schema.Version?) throws -> StoreVersion? {
+        let application = schema.storeSchema
+        if version.schema.hasSameShape(as: application), recorded.map({ $0 == target }) ?? !hashModifiersTellApart {
+            return version.schema == application ? nil : try lightweight(version, to: schema)
+        }
+        let matching = schemas.indices.filter { schemas[$0].storeSchema.hasSameShape(as: version.schema) }
+        guard let source = matching.first(where: { plan.schemas[$0].versionIdentifier == recorded }) ?? matching.first else {
+            throw SwiftDataError(
+                .unknownSchema,
+                "the document's schema\(recorded.map { " (recorded as version \($0))" } ?? "") is none of \(plan)'s versions")
+        }
+        let end = targetIndex ?? schemas.count - 1
+        guard source <= end else {
+            throw SwiftDataError(
+                .backwardMigration,
+                "the document is at version \(plan.schemas[source].versionIdentifier), later than the application's \(target)")
+        }
+        var version = try lightweight(version, to: schemas[source])
+        var at = source
+        while at < end {
+            let stage = plan.stages.first { index(of: $0.fromVersion) == at }
+            let next = stage.flatMap { index(of: $0.toVersion) } ?? at + 1
+            guard next > at, next <= end else {
+                throw SwiftDataError(
+                    .loadIssueModelContainer,
+                    "\(plan)'s stage from version \(plan.schemas[at].versionIdentifier) leads to \(plan.schemas[min(next, schemas.count - 1)].versionIdentifier), not towards \(target)")
+            }
+            if case let .custom(_, _, willMigrate?, _) = stage {
+                version = try run(willMigrate, on: version, in: schemas[at])
+            }
+            version = try lightweight(version, to: schemas[next])
+            if case let .custom(_, _, _, didMigrate?) = stage {
+                version = try run(didMigrate, on: version, in: schemas[next])
+            }
+            at = next
+        }
+        return version.schema == application ? version : try lightweight(version, to: schema)
+    }
+
+    /// Whether the plan's versions of the container's shape differ in their
+    /// attributes' `hashModifier`s, which is how Apple's version hashes tell such
+    /// versions apart: a document that records no version is then not taken to be
+    /// at the container's version, but at the earliest of that shape.
+    private var hashModifiersTellApart: Bool {
+        let application = schema.storeSchema
+        let own = Self.hashModifiers(schema)
+        return schemas.contains { $0.storeSchema.hasSameShape(as: application) && Self.hashModifiers($0) != own }
+    }
+
+    private static func hashModifiers(_ schema: Schema) -> Set<String> {
+        Set(schema.layouts.flatMap { layout in
+            layout.attributes.compactMap { attribute in attribute.hashModifier.map { "\(layout.name).\(attribute.name): \($0)" } }
+        })
+    }
+
+    /// The position of `versionedSchema` in the plan's schemas.
+    private func index(of versionedSchema: any VersionedSchema.Type) -> Int? {
+        plan.schemas.firstIndex { ObjectIdentifier($0) == ObjectIdentifier(versionedSchema) }
+    }
+
+    private func lightweight(_ version: StoreVersion, to schema: Schema) throws -> StoreVersion {
+        do {
+            return try SchemaMigration.migrate(version, to: schema.storeSchema, hints: schema.migrationHints)
+        } catch {
+            throw SwiftDataError(.loadIssueModelContainer, "migrating to version \(schema.version): \(error)")
+        }
+    }
+
+    /// Runs a stage's closure on a context over `version` in `schema`, in memory;
+    /// what the closure leaves unsaved is saved when it returns.
+    private func run(_ body: (ModelContext) throws -> Void, on version: StoreVersion, in schema: Schema) throws -> StoreVersion {
+        let store = Store(schema: version.schema, version: version)
+        let container = try ModelContainer(
+            for: schema, migrationPlan: nil, configurations: [ModelConfiguration(isStoredInMemoryOnly: true)], store: store)
+        let context = ModelContext(container)
+        try body(context)
+        if context.hasChanges { try context.save() }
+        return store.current
+    }
+}
+
+extension MigrationStage {
+    var fromVersion: any VersionedSchema.Type {
+        switch self {
+        case let .lightweight(from, _), let .custom(from, _, _, _): from
+        }
+    }
+
+    var toVersion: any VersionedSchema.Type {
+        switch self {
+        case let .lightweight(_, to), let .custom(_, to, _, _): to
+        }
+    }
+}
+
+extension SchemaVersionStamp {
+    init(_ version: Schema.Version) {
+        self.init(version.major, version.minor, version.patch)
+    }
+}
+
+extension Schema.Version {
+    init(_ stamp: SchemaVersionStamp) {
+        self.init(stamp.major, stamp.minor, stamp.patch)
+    }
+}
