@@ -116,6 +116,8 @@ struct QueryRun {
         case let .unique(constraint, _, isExact):
             text = "unique index (\(names(entity.uniqueness[constraint])))"
             exact = isExact
+        case let .spatial(plan):
+            text = "R-tree (\(names(plan.slots))) window"
         case let .index(plan):
             let lookup = switch plan.lookup {
             case .equality: "equality"

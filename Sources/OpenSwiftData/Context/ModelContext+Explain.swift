@@ -14,6 +14,9 @@ public struct FetchExplanation: CustomStringConvertible, Sendable {
         case index([String], IndexLookup)
         /// The predicate named the models by identifier (`persistentModelID`); how many.
         case identifiers(Int)
+        /// An R-tree index over these attributes gave the models inside the
+        /// predicate's window on them (`#Index(.rtree(...))`).
+        case spatialIndex([String])
     }
 
     /// How a B-tree index was read.
@@ -60,6 +63,7 @@ public struct FetchExplanation: CustomStringConvertible, Sendable {
         case let .uniqueIndex(names): "unique index (\(names.joined(separator: ", ")))"
         case let .index(names, lookup): "index (\(names.joined(separator: ", "))) \(lookup)"
         case let .identifiers(count): "\(count) identifiers"
+        case let .spatialIndex(names): "R-tree (\(names.joined(separator: ", "))) window"
         }
         let filter = switch filtering {
         case .none: "no predicate"
@@ -91,6 +95,9 @@ extension ModelContext {
         case let .rows(ids, _):
             access = .identifiers(ids.count)
             estimate = ids.count
+        case let .spatial(plan):
+            access = .spatialIndex(plan.slots.map { query.layout.attributes[$0].name })
+            estimate = query.stored.estimate(plan)
         case let .index(plan):
             access = .index(plan.slots.map { query.layout.attributes[$0].name }, FetchExplanation.IndexLookup(plan.lookup))
             sortedByIndex = plan.providesOrder

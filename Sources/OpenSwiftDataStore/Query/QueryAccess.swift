@@ -13,6 +13,29 @@ public enum QueryAccess: Sendable {
     /// identifier list's `contains`, the CLI's `#id ==`). `exact` when that is the
     /// whole predicate.
     case rows([RowID], exact: Bool)
+    /// The rows an R-tree finds inside a window; each is tested against the
+    /// whole predicate.
+    case spatial(SpatialPlan)
+}
+
+/// An R-tree access: the window of one spatial index of the entity, from the
+/// predicate's bounds on the index's attributes (an attribute bounded on one side
+/// only is open on the other).
+public struct SpatialPlan: Sendable {
+    /// The position of the index in `StoreVersion.spatialIndexes[entity]`.
+    public var index: Int
+    /// The index's attribute slots, one per dimension.
+    public var slots: [Int]
+    /// The window's corners, as the tree's coordinates (`SpatialIndex.coordinate`).
+    public var lower: [Double]
+    public var upper: [Double]
+
+    public init(index: Int, slots: [Int], lower: [Double], upper: [Double]) {
+        self.index = index
+        self.slots = slots
+        self.lower = lower
+        self.upper = upper
+    }
 }
 
 /// A B-tree access: key ranges of one ordered index of the entity.

@@ -46,6 +46,8 @@ public struct QueryPlan: Sendable {
         case index(IndexPlan, Ranges)
         /// The rows an identifier (a `.reference`) or a list of them names.
         case rows(Operand, exact: Bool)
+        /// An R-tree window: per dimension, the lower and upper bound (nil: open).
+        case spatial(index: Int, slots: [Int], lower: [Operand?], upper: [Operand?])
     }
 
     /// A value the plan is exact only for: one of the kind `slot` stores, and not NaN
@@ -107,6 +109,18 @@ public struct QueryPlan: Sendable {
             return .rows(ids, exact: exact)
         case let .unique(constraint, key):
             return .unique(constraint: constraint, key: key.map { $0.resolved(parameters) }, exact: exact)
+        case let .spatial(index, slots, lower, upper):
+            // A bound that is no number (NaN, another kind) selects nothing the tree
+            // could tell: the rows are scanned, and the predicate decides.
+            var window = SpatialPlan(index: index, slots: slots, lower: [], upper: [])
+            for (low, high) in zip(lower, upper) {
+                guard let low = low.map({ SpatialIndex.coordinate($0.resolved(parameters)) }) ?? -.infinity,
+                      let high = high.map({ SpatialIndex.coordinate($0.resolved(parameters)) }) ?? .infinity
+                else { return .scan }
+                window.lower.append(low)
+                window.upper.append(high)
+            }
+            return .spatial(window)
         case .index(var plan, let ranges):
             switch ranges {
             case let .bounds(lower, upper):

@@ -62,6 +62,11 @@ public struct QueryPlanner: Sendable {
             applyOrder(to: &candidate, prefix: candidate.equalityPrefix)
             if best == nil || candidate.score > best!.score { best = (candidate.score, candidate.plan, candidate.ranges) }
         }
+        // An R-tree whose every attribute is bounded narrows on all of them at once:
+        // preferred to a range on one attribute, not to an equality.
+        if best.map({ $0.score < Self.spatialScore }) ?? true, let spatial = spatialAccess(terms) {
+            return made(spatial, exactWhen: nil)
+        }
         if let best {
             return made(.index(best.plan, best.ranges), exactWhen: exactRange(best.plan, best.ranges, conjuncts: conjuncts))
         }
@@ -159,6 +164,27 @@ public struct QueryPlanner: Sendable {
             if kind == .double || kind == .date, !upper { return nil }
         }
         return requirements
+    }
+
+    /// How an R-tree window ranks among ordered-index candidates (whose scores are
+    /// 4 per equality, plus 2 for an IN-list or 1 for a range after them).
+    static let spatialScore = 3
+
+    /// The first R-tree index whose every attribute the terms bound (on one side at
+    /// least), when those attributes are numbers or dates and not optional.
+    private func spatialAccess(_ terms: Terms) -> QueryPlan.Access? {
+        for (i, slots) in entity.spatialIndexSlots.enumerated() {
+            guard !slots.isEmpty, slots.allSatisfy({ slot in
+                let attribute = entity.attributes[slot]
+                let kind = ColumnKind(attribute.type)
+                return !attribute.isOptional && [.int, .uint, .double, .date].contains(kind)
+                    && (terms.lower[slot] != nil || terms.upper[slot] != nil)
+            }) else { continue }
+            let lower = slots.map { terms.lower[$0]?.parts.first }
+            let upper = slots.map { terms.upper[$0]?.parts.first }
+            return .spatial(index: i, slots: slots, lower: lower, upper: upper)
+        }
+        return nil
     }
 
     private struct Candidate {

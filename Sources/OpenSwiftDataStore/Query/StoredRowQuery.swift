@@ -61,7 +61,7 @@ public struct StoredRowQuery {
         case let .unique(_, _, exact): exact
         case let .index(plan): plan.exact
         case let .rows(_, exact): exact
-        case .scan: false
+        case .scan, .spatial: false
         }
     }
 
@@ -95,6 +95,19 @@ public struct StoredRowQuery {
             let excluded = excluded
             let passes: (RowID) throws -> Row?? = exact ? { excluded?($0) == true ? nil : .some(nil) } : rowFilter()
             for id in ids where table.contains(id) {
+                tested += 1
+                if let row = try passes(id) { try body(id, row) }
+            }
+            return (tested, false)
+        case let .spatial(plan):
+            var ids: [RowID] = []
+            version.spatialIndexes[entity][plan.index].tree(over: table).search(lower: plan.lower, upper: plan.upper) {
+                ids.append($0)
+                return true
+            }
+            if inOrder { ids.sort() }
+            let passes = rowFilter()
+            for id in ids {
                 tested += 1
                 if let row = try passes(id) { try body(id, row) }
             }
@@ -182,6 +195,17 @@ public struct StoredRowQuery {
         }
         var count = 0
         _ = try forEachMatch(inOrder: false) { _, _ in count += 1 }
+        return count
+    }
+
+    /// Points in the plan's window, counted up to a cap (an estimate for `explain`).
+    /// - Complexity: O(log n + min(k, cap)); builds the tree if no query has.
+    public func estimate(_ plan: SpatialPlan, cap: Int = 100_000) -> Int {
+        var count = 0
+        version.spatialIndexes[entity][plan.index].tree(over: version.tables[entity]).search(lower: plan.lower, upper: plan.upper) { _ in
+            count += 1
+            return count < cap
+        }
         return count
     }
 

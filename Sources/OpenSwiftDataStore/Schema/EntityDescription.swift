@@ -35,6 +35,11 @@ public struct EntityDescription: Hashable, Sendable {
         return result
     }
 
+    /// The attribute slots of each R-tree index, in declaration order.
+    public var spatialIndexSlots: [[Int]] {
+        indices.filter { $0.kind == .rtree }.map(\.slots)
+    }
+
     /// Number of values in a row of this entity.
     public var slotCount: Int { attributes.count + relationships.count }
 

@@ -32,6 +32,31 @@ extension StoreVersion {
                     return true
                 }
             }
+            for index in spatialIndexes[e] where index.isBuilt {
+                // A built R-tree holds exactly the rows whose values there are numbers,
+                // each at its own point.
+                let tree = index.tree(over: table)
+                tree._checkInvariants()
+                var expected: [RowID: [Double]] = [:]
+                table.forEach { id, row in expected[id] = index.point(of: row) }
+                var found = 0
+                let everywhere = [Double](repeating: .infinity, count: index.slots.count)
+                tree.search(lower: everywhere.map { -$0 }, upper: everywhere) { row in
+                    precondition(expected[row] != nil, "\(schema.entities[e].name) R-tree \(index.slots): row \(row) indexed without a point")
+                    found += 1
+                    return true
+                }
+                precondition(found == tree.count && found == expected.values.count,
+                             "\(schema.entities[e].name) R-tree \(index.slots): \(found) points for \(expected.values.count) rows with one")
+                for (id, point) in expected {
+                    var hit = false
+                    tree.search(lower: point, upper: point) { row in
+                        hit = hit || row == id
+                        return !hit
+                    }
+                    precondition(hit, "\(schema.entities[e].name) R-tree \(index.slots): row \(id) not at its point")
+                }
+            }
             for (c, slots) in schema.entities[e].uniqueness.enumerated() {
                 var holders: [[Value]: RowID] = [:]
                 table.forEach { id, row in

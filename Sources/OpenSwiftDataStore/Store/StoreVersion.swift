@@ -13,6 +13,9 @@ public struct StoreVersion: Sendable {
     public internal(set) var orderedIndexes: [[OrderedIndex]]
     /// Per entity, per unique constraint: the position of its B-tree in `orderedIndexes`.
     let uniqueTrees: [[Int]]
+    /// Per entity, one R-tree per `.rtree` `#Index` (in declaration order), built by
+    /// the first query that reads it (`SpatialIndex`).
+    public internal(set) var spatialIndexes: [[SpatialIndex]]
 
     init(schema: StoreSchema) {
         self.schema = schema
@@ -22,6 +25,7 @@ public struct StoreVersion: Sendable {
             let ordered = entity.orderedIndexSlots
             return entity.uniqueness.map { ordered.firstIndex(of: $0)! }
         }
+        self.spatialIndexes = schema.entities.map { entity in entity.spatialIndexSlots.map { SpatialIndex(slots: $0) } }
     }
 
     /// A version holding `tables`, with every index built from them in bulk: how
@@ -88,18 +92,24 @@ public struct StoreVersion: Sendable {
             orderedIndexes[entity][i].remove(old, at: id)
             orderedIndexes[entity][i].add(row, at: id)
         }
+        for i in spatialIndexes[entity].indices where !spatialIndexes[entity][i].samePoint(old, row) {
+            spatialIndexes[entity][i].remove(old, at: id)
+            spatialIndexes[entity][i].add(row, at: id)
+        }
         tables[entity].update(id, to: row)
     }
 
     mutating func insert(_ row: Row, of entity: Int) -> RowID {
         let id = tables[entity].insert(row)
         for i in orderedIndexes[entity].indices { orderedIndexes[entity][i].add(row, at: id) }
+        for i in spatialIndexes[entity].indices { spatialIndexes[entity][i].add(row, at: id) }
         return id
     }
 
     mutating func remove(_ id: RowID, of entity: Int) -> Bool {
         guard let old = tables[entity].remove(id) else { return false }
         for i in orderedIndexes[entity].indices { orderedIndexes[entity][i].remove(old, at: id) }
+        for i in spatialIndexes[entity].indices { spatialIndexes[entity][i].remove(old, at: id) }
         return true
     }
 }

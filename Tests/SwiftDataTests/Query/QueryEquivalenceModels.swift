@@ -1,13 +1,13 @@
 // Models for the query-equivalence property test (QueryEquivalenceTests.swift):
 // every attribute kind the generator draws predicates over, an optional to-one
-// and a cascading to-many relationship, a unique key and plain indexes, and Codable
+// and a cascading to-many relationship, a unique key, plain indexes and an R-tree, and Codable
 // composite attributes (one optional) whose members predicates read.
 import Foundation
 import SwiftData
 
 @Model
 final class QItem {
-    #Index<QItem>([\.category], [\.price], [\.category, \.price])
+    #Index<QItem>(.binary([\.category]), .binary([\.price]), .binary([\.category, \.price]), .rtree([\.price, \.qty]))
 
     @Attribute(.unique) var code: String
     var category: String

@@ -336,6 +336,7 @@ final class QEquivalenceRun {
                 case .uniqueIndex: "unique index"
                 case let .index(names, lookup): "index \(names) \(lookup)"
                 case .identifiers: "identifiers"
+                case let .spatialIndex(names): "R-tree \(names)"
                 }
                 accessPaths[path, default: 0] += 1
                 switch explanation.filtering {

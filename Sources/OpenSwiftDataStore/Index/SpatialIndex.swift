@@ -1,0 +1,125 @@
+import Foundation
+
+/// An entity's R-tree index (`#Index<Trip>(.rtree([\.latitude, \.longitude]))`):
+/// each row's values of the index's attributes as one point.
+///
+/// Built on first use, not when a store opens or a save commits: an index that
+/// no query reads costs neither memory nor time (documents open and bulk inserts
+/// run at the speed of the B-trees alone). The first window or distance query
+/// packs the tree from the table in O(n log n); from then on every commit keeps it
+/// in step in O(changes × log n), sharing unchanged nodes with earlier versions.
+///
+/// A row is indexed when every one of its values there is a number: integers,
+/// floating point and dates (as seconds since the reference date). Rows with
+/// nil, NaN or another kind of value are not in the tree; no range condition on
+/// those attributes can hold for them, so a window query misses nothing.
+public struct SpatialIndex: Sendable {
+    /// The attribute slots, one per dimension.
+    public let slots: [Int]
+
+    /// The tree, once built. Copies of a version share it; a commit that changes
+    /// the index takes a state of its own first (`mutate`).
+    private final class State: @unchecked Sendable {
+        let lock = NSLock()
+        var tree: RTree?
+
+        init(tree: RTree?) {
+            self.tree = tree
+        }
+    }
+
+    private var state: State
+
+    init(slots: [Int]) {
+        self.slots = slots
+        self.state = State(tree: nil)
+    }
+
+    /// Whether a query has built the tree yet (in this version or an earlier one
+    /// it descends from).
+    public var isBuilt: Bool { state.lock.withLock { state.tree != nil } }
+
+    /// The number a value stands for as a coordinate, nil when it is none.
+    @inline(__always)
+    public static func coordinate(_ value: Value) -> Double? {
+        switch value {
+        case let .int(v): Double(v)
+        case let .uint(v): Double(v)
+        case let .double(v): v.isNaN ? nil : v
+        case let .date(d): d.timeIntervalSinceReferenceDate.isNaN ? nil : d.timeIntervalSinceReferenceDate
+        default: nil
+        }
+    }
+
+    /// The point of `row`, nil when it is not indexed.
+    func point(of row: Row) -> [Double]? {
+        var point: [Double] = []
+        point.reserveCapacity(slots.count)
+        for slot in slots {
+            guard let x = Self.coordinate(row[slot]) else { return nil }
+            point.append(x)
+        }
+        return point
+    }
+
+    /// The tree over `table` (the rows of the version this index belongs to),
+    /// built now if no query has built it.
+    /// - Complexity: O(1) once built; O(n log n) the first time.
+    public func tree(over table: Table) -> RTree {
+        state.lock.withLock {
+            if let tree = state.tree { return tree }
+            let tree = build(from: table)
+            state.tree = tree
+            return tree
+        }
+    }
+
+    private func build(from table: Table) -> RTree {
+        var points: [Double] = []
+        var rows: [RowID] = []
+        points.reserveCapacity(table.count * slots.count)
+        rows.reserveCapacity(table.count)
+        var point = [Double](repeating: 0, count: slots.count)
+        for segment in table.segments {
+            let columns = slots.map { segment.columns[$0] }
+            Bitmap.forEachSet(segment.live) { p in
+                for (axis, column) in columns.enumerated() {
+                    guard let x = Self.coordinate(column.value(at: p)) else { return }
+                    point[axis] = x
+                }
+                points.append(contentsOf: point)
+                rows.append(segment.id(at: p))
+            }
+        }
+        return RTree(dimensions: slots.count, points: points, rows: rows)
+    }
+
+    // MARK: Changes (a commit's, on its own copy of the version)
+
+    /// Indexes `row`, stored under `id`, when the tree is built.
+    mutating func add(_ row: Row, at id: RowID) {
+        guard let point = point(of: row) else { return }
+        mutate { $0.insert(point, row: id) }
+    }
+
+    /// Takes `row`, stored under `id`, out of the tree when it is built.
+    mutating func remove(_ row: Row, at id: RowID) {
+        guard let point = point(of: row) else { return }
+        mutate { $0.remove(point, row: id) }
+    }
+
+    /// Whether `old` and `new` are the same point (or both unindexed).
+    func samePoint(_ old: Row, _ new: Row) -> Bool {
+        slots.allSatisfy { Self.coordinate(old[$0]) == Self.coordinate(new[$0]) }
+    }
+
+    /// Changes the built tree through a state this copy alone holds (nothing to do
+    /// while no query has built it: the first query builds it from the table).
+    private mutating func mutate(_ body: (inout RTree) -> Void) {
+        if !isKnownUniquelyReferenced(&state) {
+            state = State(tree: state.lock.withLock { state.tree })
+        }
+        guard state.tree != nil else { return }
+        body(&state.tree!)
+    }
+}

@@ -1,0 +1,180 @@
+import OpenSwiftDataStore
+import Testing
+
+/// The R-tree against brute force: random and clustered points, bulk built and
+/// grown one by one, with removals, shared copies and nearest-first walks; the
+/// tree's invariants checked after every batch of changes.
+@Suite struct RTreeTests {
+    /// A point set of `dimensions` coordinates each, with the rows they belong to.
+    struct Points {
+        var dimensions: Int
+        var coordinates: [[Double]] = []
+        var rows: [RowID] = []
+
+        var flat: [Double] { coordinates.flatMap { $0 } }
+
+        func inside(_ lower: [Double], _ upper: [Double]) -> Set<RowID> {
+            Set(zip(coordinates, rows).filter { point, _ in
+                (0..<dimensions).allSatisfy { lower[$0] <= point[$0] && point[$0] <= upper[$0] }
+            }.map(\.1))
+        }
+    }
+
+    /// Uniform points, or points in a few tight clusters with exact duplicates.
+    static func points(_ n: Int, dimensions: Int = 2, clustered: Bool, seed: UInt64) -> Points {
+        var random = SplitMix(seed: seed)
+        var points = Points(dimensions: dimensions)
+        let centres = (0..<5).map { _ in (0..<dimensions).map { _ in Double.random(in: -100...100, using: &random) } }
+        for i in 0..<n {
+            let point: [Double]
+            if clustered {
+                let centre = centres[i % centres.count]
+                point = i % 7 == 0 ? centre : centre.map { $0 + Double.random(in: -0.5...0.5, using: &random) }
+            } else {
+                point = (0..<dimensions).map { _ in Double.random(in: -100...100, using: &random) }
+            }
+            points.coordinates.append(point)
+            points.rows.append(RowID(Int64(i + 1)))
+        }
+        return points
+    }
+
+    static func window(_ dimensions: Int, using random: inout SplitMix) -> ([Double], [Double]) {
+        var lower: [Double] = [], upper: [Double] = []
+        for _ in 0..<dimensions {
+            let a = Double.random(in: -110...110, using: &random), width = Double.random(in: 0...40, using: &random)
+            lower.append(a)
+            upper.append(a + width)
+        }
+        return (lower, upper)
+    }
+
+    static func found(_ tree: RTree, _ lower: [Double], _ upper: [Double]) -> Set<RowID> {
+        var rows = Set<RowID>()
+        tree.search(lower: lower, upper: upper) { row in
+            #expect(rows.insert(row).inserted, "row \(row) found twice")
+            return true
+        }
+        return rows
+    }
+
+    @Test(arguments: [(2, false), (2, true), (3, false), (1, true)])
+    func windowsFindWhatABruteForceFinds(dimensions: Int, clustered: Bool) {
+        let points = Self.points(3_000, dimensions: dimensions, clustered: clustered, seed: 7)
+        let bulk = RTree(dimensions: dimensions, points: points.flat, rows: points.rows)
+        bulk._checkInvariants()
+        #expect(bulk.count == 3_000)
+        var grown = RTree(dimensions: dimensions)
+        for (point, row) in zip(points.coordinates, points.rows) { grown.insert(point, row: row) }
+        grown._checkInvariants()
+        var random = SplitMix(seed: 11)
+        for _ in 0..<200 {
+            let (lower, upper) = Self.window(dimensions, using: &random)
+            let expected = points.inside(lower, upper)
+            #expect(Self.found(bulk, lower, upper) == expected)
+            #expect(Self.found(grown, lower, upper) == expected)
+        }
+        // A window around one cluster's exact centre finds every duplicate there.
+        let centre = points.coordinates[0]
+        #expect(Self.found(bulk, centre, centre) == points.inside(centre, centre))
+        if clustered { #expect(Self.found(bulk, centre, centre).count >= 3_000 / 7 / 5) }
+    }
+
+    @Test func removalsAndInsertsKeepAnswersAndInvariants() {
+        var points = Self.points(2_000, clustered: true, seed: 3)
+        var tree = RTree(dimensions: 2, points: points.flat, rows: points.rows)
+        var random = SplitMix(seed: 5)
+        var nextRow: Int64 = 2_001
+        for round in 0..<20 {
+            // Remove a random tenth, move some, add new ones.
+            for _ in 0..<100 where !points.rows.isEmpty {
+                let i = Int.random(in: 0..<points.rows.count, using: &random)
+                let removed = tree.remove(points.coordinates[i], row: points.rows[i])
+                #expect(removed)
+                points.coordinates.remove(at: i)
+                points.rows.remove(at: i)
+            }
+            for _ in 0..<30 where !points.rows.isEmpty {
+                let i = Int.random(in: 0..<points.rows.count, using: &random)
+                let moved = [Double.random(in: -100...100, using: &random), Double.random(in: -100...100, using: &random)]
+                let removed = tree.remove(points.coordinates[i], row: points.rows[i])
+                #expect(removed)
+                tree.insert(moved, row: points.rows[i])
+                points.coordinates[i] = moved
+            }
+            for _ in 0..<(round.isMultiple(of: 2) ? 40 : 120) {
+                let point = [Double.random(in: -100...100, using: &random), Double.random(in: -100...100, using: &random)]
+                tree.insert(point, row: RowID(nextRow))
+                points.coordinates.append(point)
+                points.rows.append(RowID(nextRow))
+                nextRow += 1
+            }
+            tree._checkInvariants()
+            #expect(tree.count == points.rows.count)
+            for _ in 0..<20 {
+                let (lower, upper) = Self.window(2, using: &random)
+                #expect(Self.found(tree, lower, upper) == points.inside(lower, upper))
+            }
+        }
+        // A point not in the tree, or a row at another point, is not removed.
+        let farAway = tree.remove([1_000, 1_000], row: points.rows[0])
+        #expect(!farAway)
+        let otherRow = tree.remove(points.coordinates[0], row: RowID(-1))
+        #expect(!otherRow)
+        // Emptied, the tree is an empty leaf again.
+        for (point, row) in zip(points.coordinates, points.rows) {
+            let removed = tree.remove(point, row: row)
+            #expect(removed)
+        }
+        tree._checkInvariants()
+        #expect(tree.count == 0)
+        #expect(Self.found(tree, [-.infinity, -.infinity], [.infinity, .infinity]).isEmpty)
+    }
+
+    @Test func aCopySharesNodesAndNeverSeesTheOthersChanges() {
+        let points = Self.points(1_000, clustered: false, seed: 9)
+        let original = RTree(dimensions: 2, points: points.flat, rows: points.rows)
+        var changed = original
+        for i in 0..<500 { changed.remove(points.coordinates[i], row: points.rows[i]) }
+        changed.insert([0, 0], row: RowID(5_000))
+        original._checkInvariants()
+        changed._checkInvariants()
+        let everywhere = ([-Double.infinity, -.infinity], [Double.infinity, .infinity])
+        #expect(Self.found(original, everywhere.0, everywhere.1) == Set(points.rows))
+        #expect(Self.found(changed, everywhere.0, everywhere.1) == Set(points.rows[500...]).union([RowID(5_000)]))
+    }
+
+    @Test func aBulkBuildPacksItsNodes() {
+        let points = Self.points(100_000, clustered: false, seed: 1)
+        let tree = RTree(dimensions: 2, points: points.flat, rows: points.rows)
+        tree._checkInvariants()
+        // 28 entries a node: 3,572 leaves, 128 nodes above them, 5, then the root.
+        #expect(tree._height == 4)
+    }
+
+    @Test func nearestFirstIsInDistanceOrder() {
+        let points = Self.points(2_000, clustered: true, seed: 4)
+        let tree = RTree(dimensions: 2, points: points.flat, rows: points.rows)
+        var random = SplitMix(seed: 8)
+        for _ in 0..<50 {
+            let target = [Double.random(in: -120...120, using: &random), Double.random(in: -120...120, using: &random)]
+            func distance(_ p: ArraySlice<Double>) -> Double {
+                let dx = p[p.startIndex] - target[0], dy = p[p.startIndex + 1] - target[1]
+                return (dx * dx + dy * dy).squareRoot()
+            }
+            func lowerBound(_ box: ArraySlice<Double>) -> Double {
+                let b = Array(box)
+                let dx = max(b[0] - target[0], 0, target[0] - b[2]), dy = max(b[1] - target[1], 0, target[1] - b[3])
+                return (dx * dx + dy * dy).squareRoot()
+            }
+            var walked: [(RowID, Double)] = []
+            tree.forEachNearest(distance: distance, lowerBound: lowerBound) { row, d in
+                walked.append((row, d))
+                return walked.count < 10
+            }
+            let expected = zip(points.rows, points.coordinates.map { distance($0[...]) }).sorted { $0.1 < $1.1 }.prefix(10)
+            #expect(walked.map(\.1) == expected.map(\.1))
+            #expect(zip(walked, walked.dropFirst()).allSatisfy { $0.1 <= $1.1 })
+        }
+    }
+}
