@@ -28,6 +28,7 @@ import Testing
         #expect(lines.contains("destination → Destination to-one, delete rule nullify, inverse trips"))
         #expect(lines.contains("unique (name)"))
         #expect(lines.contains("index (days) binary"))
+        #expect(lines.contains("index (days, budget) rtree"))
     }
 
     @Test func jsonParsesAndAgreesWithTheEngine() throws {

@@ -137,6 +137,8 @@ import Testing
             ("days > 3 && booked", ["--sort", "days", "--limit", "2"], "index (days) range, in sort order, filter tested on rows"),
             ("days == 5", [], "index (days) equality, filter answered by the index"),
             ("days <= 10 && name != \"x\"", ["--sort", "name"], "index (days) range, filter tested on rows"),
+            // Both attributes of the R-tree (days, budget) bounded: its window.
+            ("days >= 3 && budget < 1600 && days <= 10", [], "R-tree (days, budget) window, filter tested on rows"),
         ]
         for (filter, rest, plan) in cases {
             let indexed = try run(path, ["Trip", "--where", filter] + rest)

@@ -174,12 +174,12 @@ struct FetchQuery<T: PersistentModel> {
 
     /// Registered models of this entity with unsaved changes (each a `T`; held
     /// untyped, as an array of `T` would look its metadata up).
-    private var changedModels: [AnyObject] {
+    var changedModels: [AnyObject] {
         context.changed.isEmpty ? [] : context.changed.compactMap { context.registry[$0] as? T }
     }
 
     /// Unsaved inserts of this entity, when the fetch includes pending changes.
-    private var pendingModels: [AnyObject] {
+    var pendingModels: [AnyObject] {
         includePendingChanges && !context.inserted.isEmpty ? context.inserted.compactMap { context.registry[$0] as? T } : []
     }
 

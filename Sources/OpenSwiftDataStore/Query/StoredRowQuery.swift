@@ -169,6 +169,28 @@ public struct StoredRowQuery {
         }
     }
 
+    /// Calls `body` with each stored row that passes, nearest to `center` first
+    /// by `metric` over R-tree index `index`'s points, with its distance, until
+    /// `body` returns false or the rows are farther than `radius`. `body` gets the
+    /// row's values when the test read them whole. The plan's access is not used.
+    /// - Complexity: about O((log n + k) log n) for k rows reached, plus the tree's
+    ///   build on first use.
+    public func forEachNearest(
+        index: Int, metric: SpatialMetric, center: [Double], within radius: Double? = nil,
+        _ body: (RowID, Double, Row?) throws -> Bool
+    ) throws {
+        let tree = version.spatialIndexes[entity][index].tree(over: version.tables[entity])
+        let passes = rowFilter()
+        try tree.forEachNearest(
+            distance: { metric.distance(from: center, to: $0) },
+            lowerBound: { metric.lowerBound(from: center, to: $0) }
+        ) { id, distance in
+            if let radius, !(distance <= radius) { return false }
+            guard let row = try passes(id) else { return true }
+            return try body(id, distance, row)
+        }
+    }
+
     /// The first `limit` matches in row order: a scan stops there.
     /// - Complexity: O(k) rows read until `limit` pass for a scan; as `forEachMatch` otherwise.
     public func firstMatches(_ limit: Int) throws -> [(id: RowID, row: Row?)] {

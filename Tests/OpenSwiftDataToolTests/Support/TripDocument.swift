@@ -57,7 +57,7 @@ enum TripDocument {
                 RelationshipDescription(name: "destination", destination: "Destination", isToMany: false, inverse: "trips", deleteRule: .nullify),
             ],
             uniqueness: [[5]],
-            indices: [IndexDescription(kind: .binary, slots: [1])]),
+            indices: [IndexDescription(kind: .binary, slots: [1]), IndexDescription(kind: .rtree, slots: [1, 2])]),
     ])
 
     static let destinations = ["Paris", "Rome", "Oslo", "Lima"]

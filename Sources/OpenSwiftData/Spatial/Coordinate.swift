@@ -1,0 +1,15 @@
+/// A point on the globe in degrees: what `CLLocationCoordinate2D` holds, for
+/// spatial queries on platforms without Core Location. *Additive*.
+public struct Coordinate: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// Degrees north of the equator, −90...90.
+    public var latitude: Double
+    /// Degrees east of Greenwich, −180...180.
+    public var longitude: Double
+
+    public init(latitude: Double, longitude: Double) {
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+
+    public var description: String { "(\(latitude), \(longitude))" }
+}
