@@ -158,11 +158,11 @@ import Testing
         var random = SplitMix(seed: 8)
         for _ in 0..<50 {
             let target = [Double.random(in: -120...120, using: &random), Double.random(in: -120...120, using: &random)]
-            func distance(_ p: ArraySlice<Double>) -> Double {
-                let dx = p[p.startIndex] - target[0], dy = p[p.startIndex + 1] - target[1]
+            func distance(_ p: UnsafeBufferPointer<Double>) -> Double {
+                let dx = p[0] - target[0], dy = p[1] - target[1]
                 return (dx * dx + dy * dy).squareRoot()
             }
-            func lowerBound(_ box: ArraySlice<Double>) -> Double {
+            func lowerBound(_ box: UnsafeBufferPointer<Double>) -> Double {
                 let b = Array(box)
                 let dx = max(b[0] - target[0], 0, target[0] - b[2]), dy = max(b[1] - target[1], 0, target[1] - b[3])
                 return (dx * dx + dy * dy).squareRoot()
@@ -172,7 +172,7 @@ import Testing
                 walked.append((row, d))
                 return walked.count < 10
             }
-            let expected = zip(points.rows, points.coordinates.map { distance($0[...]) }).sorted { $0.1 < $1.1 }.prefix(10)
+            let expected = zip(points.rows, points.coordinates.map { $0.withUnsafeBufferPointer(distance) }).sorted { $0.1 < $1.1 }.prefix(10)
             #expect(walked.map(\.1) == expected.map(\.1))
             #expect(zip(walked, walked.dropFirst()).allSatisfy { $0.1 <= $1.1 })
         }

@@ -62,7 +62,7 @@ extension ModelContext {
                 point.append(x)
             }
             guard point.count == slots.count else { continue }
-            let distance = descriptor.metric.engine.distance(from: descriptor.center, to: point[...])
+            let distance = point.withUnsafeBufferPointer { descriptor.metric.engine.distance(from: descriptor.center, to: $0) }
             if let radius = descriptor.radius, !(distance <= radius) { continue }
             guard try descriptor.predicate?.evaluate(model) ?? true else { continue }
             let stored = model.persistentModelID.isTemporary ? nil : RowID(model.persistentModelID.id.key)

@@ -98,14 +98,14 @@ public struct SpatialIndex: Sendable {
 
     /// Indexes `row`, stored under `id`, when the tree is built.
     mutating func add(_ row: Row, at id: RowID) {
-        guard let point = point(of: row) else { return }
-        mutate { $0.insert(point, row: id) }
+        guard ownTree(), let point = point(of: row) else { return }
+        state.tree!.insert(point, row: id)
     }
 
     /// Takes `row`, stored under `id`, out of the tree when it is built.
     mutating func remove(_ row: Row, at id: RowID) {
-        guard let point = point(of: row) else { return }
-        mutate { $0.remove(point, row: id) }
+        guard ownTree(), let point = point(of: row) else { return }
+        state.tree!.remove(point, row: id)
     }
 
     /// Whether `old` and `new` are the same point (or both unindexed).
@@ -113,13 +113,14 @@ public struct SpatialIndex: Sendable {
         slots.allSatisfy { Self.coordinate(old[$0]) == Self.coordinate(new[$0]) }
     }
 
-    /// Changes the built tree through a state this copy alone holds (nothing to do
-    /// while no query has built it: the first query builds it from the table).
-    private mutating func mutate(_ body: (inout RTree) -> Void) {
+    /// Gives this copy a state of its own (so a reader building an earlier version's
+    /// tree never builds it into this one, whose rows differ), and says whether it
+    /// holds a built tree to change. Unbuilt, there is nothing to change: the first
+    /// query builds the tree from the table.
+    private mutating func ownTree() -> Bool {
         if !isKnownUniquelyReferenced(&state) {
             state = State(tree: state.lock.withLock { state.tree })
         }
-        guard state.tree != nil else { return }
-        body(&state.tree!)
+        return state.tree != nil
     }
 }

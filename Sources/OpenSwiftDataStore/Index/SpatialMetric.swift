@@ -15,8 +15,8 @@ public enum SpatialMetric: Hashable, Sendable {
     public static let earthRadius = 6_371_008.8
 
     /// The distance from `center` to `point`.
-    public func distance(from center: [Double], to point: ArraySlice<Double>) -> Double {
-        let p = point.startIndex
+    public func distance(from center: [Double], to point: UnsafeBufferPointer<Double>) -> Double {
+        let p = 0
         switch self {
         case .euclidean:
             var sum = 0.0
@@ -43,8 +43,8 @@ public enum SpatialMetric: Hashable, Sendable {
     /// through the box (the distance to a meridian's whole great circle is
     /// `asin(cos φ · |sin Δλ|)`, least at an end of the box's longitude span
     /// unless the span reaches the centre's own meridian or its antimeridian).
-    public func lowerBound(from center: [Double], to box: ArraySlice<Double>) -> Double {
-        let b = box.startIndex
+    public func lowerBound(from center: [Double], to box: UnsafeBufferPointer<Double>) -> Double {
+        let b = 0
         switch self {
         case .euclidean:
             let d = center.count
