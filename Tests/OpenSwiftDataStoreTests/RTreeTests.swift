@@ -178,3 +178,78 @@ import Testing
         }
     }
 }
+
+/// The R-tree inside store versions: built by a query, kept by commits (moves,
+/// deletes, rows without a point), rebuilt after a large commit, and never
+/// changed under a version published earlier.
+@Suite struct SpatialIndexStoreTests {
+    /// Place(x: Double, y: Int, label: String?) with an R-tree over (x, y).
+    static let schema = StoreSchema(entities: [
+        EntityDescription(
+            name: "Place",
+            attributes: [
+                AttributeDescription(name: "x", type: .double, isOptional: false),
+                AttributeDescription(name: "y", type: .int(bits: 64), isOptional: false),
+                AttributeDescription(name: "label", type: .string, isOptional: true),
+            ],
+            relationships: [],
+            indices: [IndexDescription(kind: .rtree, slots: [0, 1])]),
+    ])
+
+    /// The rows of `version` inside the window, by the tree and by the table.
+    static func window(_ version: StoreVersion, _ lower: [Double], _ upper: [Double]) -> (tree: Set<RowID>, table: Set<RowID>) {
+        var tree = Set<RowID>()
+        version.spatialIndexes[0][0].tree(over: version.tables[0]).search(lower: lower, upper: upper) { tree.insert($0).inserted }
+        var table = Set<RowID>()
+        version.tables[0].forEach { id, row in
+            guard case let .double(x) = row[0], case let .int(y) = row[1] else { return }
+            if lower[0] <= x, x <= upper[0], lower[1] <= Double(y), Double(y) <= upper[1] { table.insert(id) }
+        }
+        return (tree, table)
+    }
+
+    @Test func commitsKeepABuiltTreeAndEarlierVersionsKeepTheirs() throws {
+        let store = Store(schema: Self.schema)
+        var random = SplitMix(seed: 21)
+        var ids: [RowID] = []
+        func point() -> Row {
+            // Now and then NaN: such a row is not in the tree.
+            let x = Int.random(in: 0..<25, using: &random) == 0 ? Double.nan : Double.random(in: -50...50, using: &random)
+            return [.double(x), .int(Int64.random(in: -50...50, using: &random)), .null]
+        }
+        var earlier: [(StoreVersion, [Double], [Double], Set<RowID>)] = []
+        for round in 0..<30 {
+            var changes = ChangeSet()
+            // Round 10 inserts more than half the tree holds: the tree is rebuilt.
+            let inserts = round == 10 ? 3_000 : 60
+            for i in 0..<inserts { changes.inserts.append(.init(entity: 0, temporaryID: RowID(Int64(-1 - i)), row: point())) }
+            for _ in 0..<20 where !ids.isEmpty {
+                let id = ids[Int.random(in: 0..<ids.count, using: &random)]
+                let moved = point()
+                changes.updates.append(.init(entity: 0, id: id, values: round.isMultiple(of: 3) ? [2: .string("relabelled")] : [0: moved[0], 1: moved[1]]))
+            }
+            for _ in 0..<10 where ids.count > 20 {
+                changes.deletes.append(.init(entity: 0, id: ids.remove(at: Int.random(in: 0..<ids.count, using: &random))))
+            }
+            let result = try store.commit(changes)
+            ids += changes.inserts.compactMap { result.assigned[EntityRow(entity: 0, id: $0.temporaryID)] }
+            ids = ids.filter { !changes.deletes.map(\.id).contains($0) }
+            let version = store.current
+            if round.isMultiple(of: 2) || round == 11 {
+                // A query builds (or rebuilds) the tree; later commits maintain it.
+                _ = version.spatialIndexes[0][0].tree(over: version.tables[0])
+            }
+            version._checkInvariants()
+            let lower = [Double.random(in: -60...30, using: &random), Double.random(in: -60...30, using: &random)]
+            let upper = [lower[0] + 30, lower[1] + 30]
+            let found = Self.window(version, lower, upper)
+            #expect(found.tree == found.table)
+            earlier.append((version, lower, upper, found.tree))
+        }
+        // Every earlier version still answers as it did.
+        for (version, lower, upper, answer) in earlier {
+            #expect(Self.window(version, lower, upper).tree == answer)
+            version._checkInvariants()
+        }
+    }
+}

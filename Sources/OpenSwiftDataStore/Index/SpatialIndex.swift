@@ -7,7 +7,9 @@ import Foundation
 /// no query reads costs neither memory nor time (documents open and bulk inserts
 /// run at the speed of the B-trees alone). The first window or distance query
 /// packs the tree from the table in O(n log n); from then on every commit keeps it
-/// in step in O(changes × log n), sharing unchanged nodes with earlier versions.
+/// in step in O(changes × log n), sharing unchanged nodes with earlier versions,
+/// except a commit writing more rows than half the tree holds, after which the next
+/// query packs it again.
 ///
 /// A row is indexed when every one of its values there is a number: integers,
 /// floating point and dates (as seconds since the reference date). Rows with
@@ -111,6 +113,13 @@ public struct SpatialIndex: Sendable {
     /// Whether `old` and `new` are the same point (or both unindexed).
     func samePoint(_ old: Row, _ new: Row) -> Bool {
         slots.allSatisfy { Self.coordinate(old[$0]) == Self.coordinate(new[$0]) }
+    }
+
+    /// Forgets a built tree of fewer than `points` points, so the next query builds
+    /// it again in bulk (a large commit rebuilds rather than inserts one by one).
+    mutating func discardTree(ifSmallerThan points: Int) {
+        guard let tree = state.lock.withLock({ state.tree }), tree.count < points else { return }
+        state = State(tree: nil)
     }
 
     /// Gives this copy a state of its own (so a reader building an earlier version's

@@ -133,6 +133,7 @@ public final class Store: Sendable {
         where !schema.entities.indices.contains(e) {
             throw .unknownEntity("#\(e)")
         }
+        version.prepareSpatialIndexes(for: changes)
         var deleted: [EntityRow] = []
         for delete in changes.deletes where version.remove(delete.id, of: delete.entity) {
             deleted.append(EntityRow(entity: delete.entity, id: delete.id))

@@ -99,6 +99,23 @@ public struct StoreVersion: Sendable {
         tables[entity].update(id, to: row)
     }
 
+    /// Drops the built R-trees a commit of `changes` would change more than
+    /// rebuild: when it writes more rows of the entity than half the tree holds
+    /// (at least 1,000), the next query packs the tree again in bulk, faster than
+    /// the inserts one by one and into fuller nodes.
+    /// - Complexity: O(changes)
+    mutating func prepareSpatialIndexes(for changes: ChangeSet) {
+        guard spatialIndexes.contains(where: { !$0.isEmpty }) else { return }
+        var written = [Int](repeating: 0, count: spatialIndexes.count)
+        for insert in changes.inserts { written[insert.entity] += 1 }
+        for update in changes.updates { written[update.entity] += 1 }
+        for e in spatialIndexes.indices where written[e] >= 1_000 {
+            for i in spatialIndexes[e].indices {
+                spatialIndexes[e][i].discardTree(ifSmallerThan: 2 * written[e])
+            }
+        }
+    }
+
     mutating func insert(_ row: Row, of entity: Int) -> RowID {
         let id = tables[entity].insert(row)
         for i in orderedIndexes[entity].indices { orderedIndexes[entity][i].add(row, at: id) }
