@@ -971,7 +971,7 @@ final class QPredicateGenerator {
                 return qInConstantRange(min(lo, hi), max(lo, hi), closed: chance(0.5), intE(d))
             }
         case 24:
-            switch int(0...4) {
+            switch int(0...6) {
             case 0:
                 let lo = doubleConstant(), hi = doubleConstant()
                 return qInConstantRange(min(lo, hi), max(lo, hi), closed: chance(0.5), qKey(root, \QItem.price))
@@ -985,6 +985,16 @@ final class QPredicateGenerator {
                 // A closed range built in the predicate, with bounds in order.
                 let x = intE(d + 1)
                 return qInRange(x, qArithmetic(x, .add, qConst(int(0...20))), closed: true, intE(d))
+            case 4, 5:
+                // A window on the R-tree's (price, qty), bounds on either side or both.
+                let price = qKey(root, \QItem.price), qty = qKey(root, \QItem.qty)
+                let low = doubleConstant(), lowQty = intConstant()
+                var window = chance(0.8) ? qCompare(price, pick([.greaterThanOrEqual, .greaterThan]), qConst(low))
+                    : qCompare(price, .lessThan, qConst(low + 50))
+                window = qAnd(window, qCompare(qty, pick([.greaterThanOrEqual, .lessThanOrEqual, .lessThan]), qConst(lowQty)))
+                if chance(0.7) { window = qAnd(window, qCompare(price, .lessThanOrEqual, qConst(low + Double(int(0...200))))) }
+                if chance(0.7) { window = qAnd(qCompare(qty, .lessThan, qConst(lowQty + int(0...30))), window) }
+                return window
             default:
                 // A half-open range built in the predicate: `Predicate.evaluate`
                 // throws where its lower bound exceeds its upper bound.
