@@ -118,6 +118,7 @@ struct QueryRun {
             exact = isExact
         case let .spatial(plan):
             text = "R-tree (\(names(plan.slots))) window"
+            exact = plan.exact
         case let .index(plan):
             let lookup = switch plan.lookup {
             case .equality: "equality"

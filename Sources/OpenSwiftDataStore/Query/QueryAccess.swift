@@ -29,6 +29,9 @@ public struct SpatialPlan: Sendable {
     /// The window's corners, as the tree's coordinates (`SpatialIndex.coordinate`).
     public var lower: [Double]
     public var upper: [Double]
+    /// Whether the predicate is exactly the window: the rows the tree yields pass
+    /// it and are not tested again.
+    public var exact = false
 
     public init(index: Int, slots: [Int], lower: [Double], upper: [Double]) {
         self.index = index

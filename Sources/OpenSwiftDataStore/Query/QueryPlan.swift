@@ -120,6 +120,7 @@ public struct QueryPlan: Sendable {
                 window.lower.append(low)
                 window.upper.append(high)
             }
+            window.exact = exact
             return .spatial(window)
         case .index(var plan, let ranges):
             switch ranges {

@@ -65,7 +65,8 @@ public struct QueryPlanner: Sendable {
         // An R-tree whose every attribute is bounded narrows on all of them at once:
         // preferred to a range on one attribute, not to an equality.
         if best.map({ $0.score < Self.spatialScore }) ?? true, let spatial = spatialAccess(terms) {
-            return made(spatial, exactWhen: nil)
+            guard case let .spatial(_, slots, _, _) = spatial else { preconditionFailure("a spatial access") }
+            return made(spatial, exactWhen: exactWindow(slots, conjuncts: conjuncts))
         }
         if let best {
             return made(.index(best.plan, best.ranges), exactWhen: exactRange(best.plan, best.ranges, conjuncts: conjuncts))
@@ -185,6 +186,41 @@ public struct QueryPlanner: Sendable {
             return .spatial(index: i, slots: slots, lower: lower, upper: upper)
         }
         return nil
+    }
+
+    /// When the predicate is exactly a closed window on the R-tree's attributes
+    /// (`>=` and `<=` bounds or closed ranges, at most one lower and one upper bound
+    /// per attribute, nothing else), what its values must be for the rows the tree
+    /// yields to pass it untested: of the attributes' own kinds and never NaN. Only
+    /// for `Double` and `Date` attributes, whose values the tree holds exactly (an
+    /// integer past 2⁵³ would be rounded); strict bounds are left to the predicate,
+    /// as the tree's window is closed.
+    private func exactWindow(_ slots: [Int], conjuncts: [QueryExpression]) -> [QueryPlan.Requirement]? {
+        guard slots.allSatisfy({ [.double, .date].contains(ColumnKind(entity.attributes[$0].type)) }) else { return nil }
+        var lower = Set<Int>(), upper = Set<Int>()
+        var requirements: [QueryPlan.Requirement] = []
+        for term in conjuncts {
+            switch term {
+            case let .compare(op, l, r):
+                let side = pinned(l, r).map { ($0.0, $0.1, op) } ?? pinned(r, l).map { ($0.0, $0.1, op.flipped) }
+                guard let (slot, operand, op) = side, slots.contains(slot) else { return nil }
+                switch op {
+                case .greaterThanOrEqual: guard lower.insert(slot).inserted else { return nil }
+                case .lessThanOrEqual: guard upper.insert(slot).inserted else { return nil }
+                case .greaterThan, .lessThan: return nil
+                }
+                requirements.append(.init(operand: operand, slot: slot, rejectsNaN: true))
+            case let .inRange(.attribute(.root, _, slot), low, high, closed):
+                guard closed, slots.contains(slot), let low = Self.operand(low), let high = Self.operand(high),
+                      lower.insert(slot).inserted, upper.insert(slot).inserted
+                else { return nil }
+                requirements.append(.init(operand: low, slot: slot, rejectsNaN: true))
+                requirements.append(.init(operand: high, slot: slot, rejectsNaN: true))
+            default:
+                return nil
+            }
+        }
+        return requirements
     }
 
     private struct Candidate {

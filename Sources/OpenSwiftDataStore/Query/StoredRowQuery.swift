@@ -61,7 +61,8 @@ public struct StoredRowQuery {
         case let .unique(_, _, exact): exact
         case let .index(plan): plan.exact
         case let .rows(_, exact): exact
-        case .scan, .spatial: false
+        case let .spatial(plan): plan.exact
+        case .scan: false
         }
     }
 
@@ -106,7 +107,9 @@ public struct StoredRowQuery {
                 return true
             }
             if inOrder { ids.sort() }
-            let passes = rowFilter()
+            // An exact window is the whole predicate: only excluded rows fail.
+            let excluded = excluded
+            let passes: (RowID) throws -> Row?? = plan.exact ? { excluded?($0) == true ? nil : .some(nil) } : rowFilter()
             for id in ids {
                 tested += 1
                 if let row = try passes(id) { try body(id, row) }

@@ -86,6 +86,31 @@ final class Landmark {
         }
     }
 
+    @Test func aPredicateThatIsExactlyAClosedWindowIsNotTestedAgain() throws {
+        let s = 38.6, n = 38.8, w = -9.2, e = -9.0
+        let exact = FetchDescriptor<Landmark>(predicate: #Predicate { $0.latitude >= s && $0.longitude <= e && $0.latitude <= n && $0.longitude >= w })
+        try check(exact)
+        #expect(try context.explain(exact).filtering == .exactKey)
+        let closedRanges = FetchDescriptor<Landmark>(predicate: #Predicate { (s...n).contains($0.latitude) && (w...e).contains($0.longitude) })
+        try check(closedRanges)
+        #expect(try context.explain(closedRanges).filtering == .exactKey)
+        // Strict bounds, another condition, or a bound given twice: the rows are tested.
+        for descriptor in [
+            FetchDescriptor<Landmark>(predicate: #Predicate { $0.latitude > s && $0.longitude <= e && $0.latitude <= n && $0.longitude >= w }),
+            FetchDescriptor<Landmark>(predicate: #Predicate { $0.latitude >= s && $0.longitude <= e && $0.visits > 3 }),
+            FetchDescriptor<Landmark>(predicate: #Predicate { $0.latitude >= s && $0.latitude >= n && $0.longitude <= e }),
+        ] {
+            try check(descriptor)
+            #expect(try context.explain(descriptor).filtering == .native)
+        }
+        // Unsaved changes still count: a model moved out of the window, one deleted.
+        let inside = try context.fetch(exact)
+        inside[0].latitude = 0
+        context.delete(inside[1])
+        try check(exact)
+        #expect(try context.fetchCount(exact) == inside.count - 2)
+    }
+
     @Test func openSidesAndRangesAreWindowsToo() throws {
         let north = 38.7, east = -9.1
         try check(FetchDescriptor(predicate: #Predicate { $0.latitude > north && $0.longitude < east }))
