@@ -64,6 +64,26 @@ public struct TripRow: Sendable, Hashable {
     }
 }
 
+/// A latitude/longitude rectangle in degrees (`south ≤ north`, `west ≤ east`, never
+/// across the antimeridian), bounds included: W5's window queries.
+public struct GeoBox: Sendable, Hashable {
+    public var south: Double
+    public var north: Double
+    public var west: Double
+    public var east: Double
+
+    public init(south: Double, north: Double, west: Double, east: Double) {
+        self.south = south
+        self.north = north
+        self.west = west
+        self.east = east
+    }
+
+    public func contains(latitude: Double, longitude: Double) -> Bool {
+        latitude >= south && latitude <= north && longitude >= west && longitude <= east
+    }
+}
+
 /// The shared data generator of BENCHMARKS.md: N trips with unique names, about 2,000
 /// distinct destinations, start dates spread over 10 years (2020-01-01 ..< 2030-01-01),
 /// points spread uniformly over the globe, prices 20 ..< 10,000 (cents), 10 % favourites,
@@ -155,6 +175,38 @@ public enum TripData {
         return (0..<count).map { _ in
             let lo = firstDay + (rng.unit() * (span - Double(days) * 86_400)).rounded()
             return (lo, lo + Double(days) * 86_400)
+        }
+    }
+
+    /// `count` boxes (fixed seed) each covering `fraction` of the sphere's area, so that
+    /// a box holds `fraction × N` of the trips' points on average (they are uniform on the
+    /// sphere). Each spans 2h of latitude (h = √(π·fraction) radians: a square of that
+    /// area, at the equator) and the longitudes that give it exactly that area; centres
+    /// are uniform on the sphere between ±(75° − h), and the boxes stay 1° clear of the
+    /// antimeridian, so each is a plain rectangle. `fraction` ≤ 0.05.
+    public static func boxes(_ count: Int, areaFraction fraction: Double, seed: UInt64) -> [GeoBox] {
+        precondition(fraction > 0 && fraction <= 0.05, "a box must fit between ±75° latitude")
+        let degrees = 180 / Double.pi
+        let half = (Double.pi * fraction).squareRoot() * degrees
+        let sinLimit = sin((75 - half) / degrees)
+        var rng = SplitMix64(seed: seed)
+        return (0..<count).map { _ in
+            let centre = asin((2 * rng.unit() - 1) * sinLimit) * degrees
+            let south = centre - half, north = centre + half
+            // Area fraction of a box: (sin north − sin south) / 2 × (east − west) / 360°.
+            let width = 720 * fraction / (sin(north / degrees) - sin(south / degrees))
+            let west = -179 + rng.unit() * (358 - width)
+            return GeoBox(south: south, north: north, west: west, east: west + width)
+        }
+    }
+
+    /// `count` points uniform on the sphere (fixed seed), as the trips' are: W5's
+    /// nearest-neighbour queries.
+    public static func points(_ count: Int, seed: UInt64) -> [(latitude: Double, longitude: Double)] {
+        var rng = SplitMix64(seed: seed)
+        return (0..<count).map { _ in
+            let latitude = asin(2 * rng.unit() - 1) * 180 / .pi
+            return (latitude, rng.unit() * 360 - 180)
         }
     }
 }

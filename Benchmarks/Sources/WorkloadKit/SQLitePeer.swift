@@ -42,10 +42,20 @@ enum SQLitePeer {
     }
 
     /// An in-memory database with the schema (GRDB turns foreign keys on by default).
-    static func memory(items: Bool = false) throws -> DatabaseQueue {
+    static func memory(items: Bool = false, rtree: Bool = false) throws -> DatabaseQueue {
         let queue = try DatabaseQueue()
-        try queue.write { try createSchema($0, items: items) }
+        try queue.write { try createSchema($0, items: items, rtree: rtree) }
         return queue
+    }
+
+    /// Fills the R*Tree table with every trip's point, a box of zero size (W5). The R*Tree
+    /// stores 32-bit floats, rounded outwards, so it finds candidates: a query checks the
+    /// trip's own REAL coordinates too.
+    static func fillRTree(_ db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO trip_point (id, minLat, maxLat, minLon, maxLon)
+            SELECT id, latitude, latitude, longitude, longitude FROM trip
+            """)
     }
 
     /// Inserts `rows` (ids `firstID...`) with one prepared INSERT; the caller owns the transaction.
@@ -70,10 +80,14 @@ enum SQLitePeer {
         }
     }
 
-    /// An in-memory database holding `rows`, inserted in one transaction.
-    static func loaded(_ rows: [TripRow], items: Bool = false) throws -> DatabaseQueue {
-        let queue = try memory(items: items)
-        try queue.write { try insert(rows, into: $0, items: items) }
+    /// An in-memory database holding `rows`, inserted in one transaction (with `rtree`,
+    /// the R*Tree table too, filled in the same transaction).
+    static func loaded(_ rows: [TripRow], items: Bool = false, rtree: Bool = false) throws -> DatabaseQueue {
+        let queue = try memory(items: items, rtree: rtree)
+        try queue.write { db in
+            try insert(rows, into: db, items: items)
+            if rtree { try fillRTree(db) }
+        }
         return queue
     }
 

@@ -6,8 +6,8 @@
 //
 // Environment: BENCH_N (default 1,000,000) trips; BENCH_N_W6 (default min(BENCH_N, 100,000))
 // trips with bucket lists for W6; BENCH_W7_SAVES (default 1,000) saves for W7. The document
-// workloads W7–W9 are in DocumentWorkloads.swift. W5 is pending (the R-tree has not landed):
-// it is not registered, and Scripts/bench.sh lists it as pending.
+// workloads W7–W9 are in DocumentWorkloads.swift, W5 (R-tree: window, build and nearest-
+// neighbour queries) in SpatialWorkloads.swift.
 import Foundation
 import GRDB
 import SwiftData
@@ -189,6 +189,10 @@ extension Workload {
             try check(trips.count == Fixture.expectedScanHits, "W4 fetch limit")
         }
     } setup: { _ = (Fixture.trips, Fixture.expectedScanHits) }
+
+    // MARK: W5 — 1,000 bounding-box queries through the R-tree (SpatialWorkloads.swift)
+
+    all += spatialWorkloads()
 
     // MARK: W6 — fetch 1,000 trips and walk bucketList; cascade-delete 10,000 trips
 
