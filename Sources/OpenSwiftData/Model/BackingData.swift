@@ -157,7 +157,7 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         storedCommitted = row
         self.generation = generation
         self.context = context
-        related = Array(repeating: nil, count: layout.relationships.count)
+        related = layout.unresolvedRelated
         super.init(modelType: ObjectIdentifier(M.self))
     }
 
@@ -233,7 +233,7 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
                 isDeleted = true
             }
             if related.count != layout.relationships.count {
-                related = Array(repeating: nil, count: layout.relationships.count)
+                related = layout.unresolvedRelated
             }
         }
     }
@@ -323,7 +323,7 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
             // A relationship needs its one slot, not the row: the model stays a fault
             // (walking trip.bucketList reads no trip attribute).
             if related.count != layout.relationships.count {
-                related = Array(repeating: nil, count: layout.relationships.count)
+                related = layout.unresolvedRelated
             }
             stored = value
         } else {

@@ -140,6 +140,7 @@ final class EntityLayout: @unchecked Sendable {
         }
         emptyRow = attributes.map { $0.defaultValue ?? .null } + relationships.map { $0.isToMany ? .references([]) : .null }
         emptyRelated = relationships.map { $0.isToMany ? [] : nil }
+        unresolvedRelated = relationships.map { _ in nil }
     }
 
     /// The layout of `type`, built on first use.
@@ -184,6 +185,10 @@ final class EntityLayout: @unchecked Sendable {
     private(set) var emptyRow: Row = []
     /// The related models of a new model: none, per relationship.
     private(set) var emptyRelated: [[any PersistentModel]?] = []
+    /// The related models of a stored model before any is read: nil (unresolved) per
+    /// relationship. Shared, so a model read from a row allocates no array of its own
+    /// until it resolves a relationship (about 740 instructions per model otherwise).
+    private(set) var unresolvedRelated: [[any PersistentModel]?] = []
 
     // MARK: Reading schemaMetadata
 
