@@ -12,7 +12,8 @@ import Testing
         let result = try OSD.run(["info", path])
         #expect(result.status == 0)
         #expect(result.error.isEmpty)
-        #expect(result.output.contains("format      \(DocumentFormat.major).\(DocumentFormat.minor)"))
+        // No schema version recorded: a 3.0 header, which 3.0 builds still write to.
+        #expect(result.output.contains("format      3.0"))
         let identifier = try #require(DocumentReader.read(path: path, blobs: .skip).storeIdentifier)
         #expect(result.output.contains("store id    \(identifier.uuidString)"))
         #expect(result.output.contains("fingerprint \(TripDocument.schema.fingerprint), 2 entities"))
@@ -42,7 +43,7 @@ import Testing
         #expect(result.status == 0)
         let info = try ParsedJSON.object(result.output)
         #expect(info["fingerprint"] as? String == TripDocument.schema.fingerprint)
-        #expect(info["format"] as? String == "\(DocumentFormat.major).\(DocumentFormat.minor)")
+        #expect(info["format"] as? String == "3.0")
         #expect(info["schemaVersion"] is NSNull)
         #expect(info["storeIdentifier"] as? String == contents.storeIdentifier?.uuidString)
         #expect(info["journalFrames"] as? Int == 5)
@@ -100,5 +101,6 @@ import Testing
         #expect(try OSD.run(["compact", copy]).status == 0)
         let info = try ParsedJSON.object(try OSD.run(["info", "--json", copy]).output)
         #expect(info["schemaVersion"] as? String == "2.1.0")
+        #expect(info["format"] as? String == "3.1")
     }
 }

@@ -176,6 +176,38 @@ enum CountersPlan: SchemaMigrationPlan {
     }
 }
 
+/// A later app's third version, of the same shape again, whose stage the earlier
+/// app's plan does not know.
+enum CountersV3: VersionedSchema {
+    static var versionIdentifier: Schema.Version { Schema.Version(1, 2, 0) }
+    static var models: [any PersistentModel.Type] { [Counter.self] }
+
+    @Model final class Counter {
+        @Attribute(.unique) var name: String
+        var value: Int
+        init(name: String, value: Int) {
+            self.name = name
+            self.value = value
+        }
+    }
+}
+
+enum LaterCountersPlan: SchemaMigrationPlan {
+    static var schemas: [any VersionedSchema.Type] { [CountersV1.self, CountersV2.self, CountersV3.self] }
+    static var stages: [MigrationStage] { CountersPlan.stages + [.lightweight(fromVersion: CountersV2.self, toVersion: CountersV3.self)] }
+}
+
+/// A version no document header can hold.
+enum CountersDated: VersionedSchema {
+    static var versionIdentifier: Schema.Version { Schema.Version(20_240_115, 0, 0) }
+    static var models: [any PersistentModel.Type] { [CountersV1.Counter.self] }
+}
+
+enum DatedPlan: SchemaMigrationPlan {
+    static var schemas: [any VersionedSchema.Type] { [CountersDated.self] }
+    static var stages: [MigrationStage] { [] }
+}
+
 // Two versions of one shape told apart by a `hashModifier`, as Apple's docs use it.
 
 enum LabelsV1: VersionedSchema {
@@ -344,6 +376,32 @@ enum LabelsPlan: SchemaMigrationPlan {
         // Version 1.0 is migrated once to 1.1; the second open finds 1.1 recorded.
         #expect(try values() == [42])
         #expect(try values() == [42])
+    }
+
+    @Test func aRecordedVersionThePlanDoesNotListIsNeverTakenForAnother() throws {
+        defer { folder.remove() }
+        // A later app records 1.2.0 (the same shape as 1.0 and 1.1).
+        do {
+            let context = ModelContext(try ModelContainer(
+                for: CountersV3.Counter.self, migrationPlan: LaterCountersPlan.self, configurations: ModelConfiguration(url: url)))
+            context.insert(CountersV3.Counter(name: "visits", value: 42))
+            try context.save()
+        }
+        let before = try Data(contentsOf: url)
+        // The earlier app (plan up to 1.1) must not take it for 1.0 and run 1.0 -> 1.1.
+        #expect(throws: SwiftDataError.backwardMigration) {
+            _ = try ModelContainer(for: CountersV2.Counter.self, migrationPlan: CountersPlan.self, configurations: ModelConfiguration(url: url))
+        }
+        #expect(try Data(contentsOf: url) == before)
+    }
+
+    @Test func aVersionNoDocumentCanRecordIsRefused() throws {
+        defer { folder.remove() }
+        #expect {
+            _ = try ModelContainer(for: CountersV1.Counter.self, migrationPlan: DatedPlan.self, configurations: ModelConfiguration(url: url))
+        } throws: { error in
+            error as? SwiftDataError == .loadIssueModelContainer && "\(error)".contains("20240115.0.0")
+        }
     }
 
     @Test func withoutARecordedVersionTheSameShapeIsTheApplicationsVersion() throws {

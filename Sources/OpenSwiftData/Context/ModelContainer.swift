@@ -124,6 +124,7 @@ public class ModelContainer: Equatable, @unchecked Sendable {
             throw SwiftDataError(.loadIssueModelContainer, "\(url) is not a file URL")
         }
         let run = migrationPlan.map { MigrationPlanRun(plan: $0, schema: schema) }
+        try run?.validate()
         do {
             if configuration.allowsSave {
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)

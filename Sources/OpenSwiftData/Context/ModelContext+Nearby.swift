@@ -42,8 +42,8 @@ extension ModelContext {
         guard descriptor.center.count == slots.count, descriptor.metric != .greatCircle || slots.count == 2 else {
             throw SwiftDataError(.unsupportedPredicate, "a point of \(descriptor.center.count) coordinates for an R-tree of \(slots.count)")
         }
-        let limit = descriptor.limit.map { Swift.max($0, 0) }
-        if limit == 0 { return (query, []) }
+        // As `FetchDescriptor.fetchLimit`: 0 or less is no limit.
+        let limit = descriptor.limit.flatMap { $0 > 0 ? $0 : nil }
         // Stored rows, nearest first, until `limit` of them pass: together with the
         // unsaved models, they hold the nearest `limit` of all.
         var found: [(candidate: FetchCandidate, distance: Double)] = []

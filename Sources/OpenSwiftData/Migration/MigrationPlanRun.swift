@@ -37,6 +37,19 @@ final class MigrationPlanRun {
             ?? schemas.lastIndex { $0.storeSchema.hasSameShape(as: application) }
     }
 
+    /// Throws unless every version of the plan can be recorded in a document
+    /// (`SchemaVersionStamp`: up to 2047.1023.1023): a version that cannot would leave
+    /// documents unstamped, to be rewritten, or migrated again, on every open.
+    func validate() throws {
+        var versions = plan.schemas.map { $0.versionIdentifier }
+        versions.append(target)
+        for version in versions where !SchemaVersionStamp(version).isRecordable {
+            throw SwiftDataError(
+                .loadIssueModelContainer,
+                "\(plan)'s version \(version) cannot be recorded in a document: versions go up to 2047.1023.1023")
+        }
+    }
+
     /// The version the migrated document records: the plan's version of the
     /// container's schema, or the schema's own version when the plan lacks it.
     var target: Schema.Version {
@@ -63,10 +76,25 @@ final class MigrationPlanRun {
             return version.schema == application ? nil : try lightweight(version, to: schema)
         }
         let matching = schemas.indices.filter { schemas[$0].storeSchema.hasSameShape(as: version.schema) }
-        guard let source = matching.first(where: { plan.schemas[$0].versionIdentifier == recorded }) ?? matching.first else {
-            throw SwiftDataError(
-                .unknownSchema,
-                "the document's schema\(recorded.map { " (recorded as version \($0))" } ?? "") is none of \(plan)'s versions")
+        let source: Int
+        if let recorded {
+            // The recorded version decides; one the plan does not list is a later
+            // app's (or another app's), never taken for a known version of its shape.
+            guard let listed = plan.schemas.firstIndex(where: { $0.versionIdentifier == recorded }) else {
+                if recorded > target {
+                    throw SwiftDataError(.backwardMigration, "the document is at version \(recorded), later than the application's \(target)")
+                }
+                throw SwiftDataError(.unknownSchema, "the document records version \(recorded), which \(plan) does not list")
+            }
+            guard matching.contains(listed) else {
+                throw SwiftDataError(.unknownSchema, "the document records version \(recorded), but its schema is not that version's")
+            }
+            source = listed
+        } else {
+            guard let earliest = matching.first else {
+                throw SwiftDataError(.unknownSchema, "the document's schema is none of \(plan)'s versions")
+            }
+            source = earliest
         }
         let end = targetIndex ?? schemas.count - 1
         guard source <= end else {

@@ -37,7 +37,8 @@ public struct NearbyDescriptor<T: PersistentModel> {
     }
     /// The farthest a model may be (metres for great circles), nil for no limit.
     public var radius: Double?
-    /// How many models at most, nearest first; nil for every model in range.
+    /// How many models at most, nearest first; nil (or 0 or less, as for
+    /// `FetchDescriptor.fetchLimit`) for every model in range.
     public var limit: Int?
     public var predicate: Predicate<T>?
     /// Whether unsaved inserts of the context take part (as in `FetchDescriptor`).

@@ -15,7 +15,8 @@ public enum DocumentFormat {
     /// Additions an older reader can ignore bump `minor` (today: header flag bits
     /// and reserved fields only). Readers try newer minors and report
     /// `unsupportedFormat` if they meet something unknown; writers refuse them.
-    /// Format 3.1 keeps the schema version stamp in the header's reserved word.
+    /// Format 3.1 keeps the schema version stamp in the header's reserved word; a
+    /// header without one is written as 3.0, which 3.0 builds still write to.
     public static let minor = 1
     /// The majors this build reads, each with the newest minor it knows.
     static let knownMinors: [Int: Int] = [1: 0, 2: 0, 3: 1]
@@ -104,10 +105,12 @@ struct DocumentHeader: Equatable {
     func encoded() -> [UInt8] {
         var w = ByteWriter(capacity: DocumentFormat.headerSize)
         w.raw(DocumentFormat.magic)
-        w.fixed32(UInt32(major) | UInt32(minor) << 16)
+        // A header with no version stamp is a 3.0 header: older builds keep writing it.
+        let stamp = SchemaVersionStamp.word(schemaVersion)
+        w.fixed32(UInt32(major) | UInt32(stamp == 0 && major == 3 ? 0 : minor) << 16)
         w.fixed32(flags)
         w.fixed64(generation)
-        w.fixed32(SchemaVersionStamp.word(schemaVersion))
+        w.fixed32(stamp)
         w.fixed32(CRC32C.checksum(w.bytes))
         return w.bytes
     }

@@ -13,8 +13,10 @@ import Foundation
 ///
 /// A row is indexed when every one of its values there is a number: integers,
 /// floating point and dates (as seconds since the reference date). Rows with
-/// nil, NaN or another kind of value are not in the tree; no range condition on
-/// those attributes can hold for them, so a window query misses nothing.
+/// nil, NaN or another kind of value are not in the tree. The planner reads the
+/// tree only over integer and `Double` attributes, where no range condition can
+/// hold for such rows, so a window query misses nothing (a NaN `Date` passes `>=`
+/// and `<=`, which `Date` defines as negations of `<`).
 public struct SpatialIndex: Sendable {
     /// The attribute slots, one per dimension.
     public let slots: [Int]

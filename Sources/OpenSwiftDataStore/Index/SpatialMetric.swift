@@ -77,8 +77,10 @@ public enum SpatialMetric: Hashable, Sendable {
                 let sine = min(sin(apart(west) * radians), sin(apart(east) * radians))
                 meridian = asin(min(1, cos(center[0] * radians) * sine))
             }
-            // Rounding could put the bound a hair above a true distance: shave it.
-            return max(latitudeGap, meridian) * Self.earthRadius * (1 - 1e-12)
+            // Rounding could put the bound a hair above a true distance (asin is
+            // ill-conditioned near 90°, where sin rounds to 1): shave 1e-7 radians
+            // (64 cm), which costs the walk nothing.
+            return max(0, max(latitudeGap, meridian) - 1e-7) * Self.earthRadius
         }
     }
 }

@@ -110,13 +110,19 @@ public struct QueryPlan: Sendable {
         case let .unique(constraint, key):
             return .unique(constraint: constraint, key: key.map { $0.resolved(parameters) }, exact: exact)
         case let .spatial(index, slots, lower, upper):
-            // A bound that is no number (NaN, another kind) selects nothing the tree
-            // could tell: the rows are scanned, and the predicate decides.
+            // A bound that is no number (NaN, a date, another kind, which `Value`'s
+            // order puts above or below every number) is left to a scan: the
+            // predicate decides.
+            func number(_ operand: Operand?, open: Double) -> Double? {
+                guard let operand else { return open }
+                switch operand.resolved(parameters) {
+                case let value where value.isIntegerOrDouble: return SpatialIndex.coordinate(value)
+                default: return nil
+                }
+            }
             var window = SpatialPlan(index: index, slots: slots, lower: [], upper: [])
             for (low, high) in zip(lower, upper) {
-                guard let low = low.map({ SpatialIndex.coordinate($0.resolved(parameters)) }) ?? -.infinity,
-                      let high = high.map({ SpatialIndex.coordinate($0.resolved(parameters)) }) ?? .infinity
-                else { return .scan }
+                guard let low = number(low, open: -.infinity), let high = number(high, open: .infinity) else { return .scan }
                 window.lower.append(low)
                 window.upper.append(high)
             }
@@ -157,6 +163,17 @@ public struct QueryPlan: Sendable {
         case (.bool, .bool), (.int, .int), (.uint, .uint), (.string, .string): true
         case let (.double(v), .double): !(rejectsNaN && v.isNaN)
         case let (.date(d), .date): !(rejectsNaN && d.timeIntervalSinceReferenceDate.isNaN)
+        default: false
+        }
+    }
+}
+
+extension Value {
+    /// Whether the value is an integer or a `Double`: a number that compares with
+    /// the numbers of a numeric column as numbers do.
+    var isIntegerOrDouble: Bool {
+        switch self {
+        case .int, .uint, .double: true
         default: false
         }
     }

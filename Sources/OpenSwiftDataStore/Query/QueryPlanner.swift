@@ -172,13 +172,15 @@ public struct QueryPlanner: Sendable {
     static let spatialScore = 3
 
     /// The first R-tree index whose every attribute the terms bound (on one side at
-    /// least), when those attributes are numbers or dates and not optional.
+    /// least), when those attributes are numbers and not optional.
     private func spatialAccess(_ terms: Terms) -> QueryPlan.Access? {
         for (i, slots) in entity.spatialIndexSlots.enumerated() {
             guard !slots.isEmpty, slots.allSatisfy({ slot in
                 let attribute = entity.attributes[slot]
                 let kind = ColumnKind(attribute.type)
-                return !attribute.isOptional && [.int, .uint, .double, .date].contains(kind)
+                // (Not dates: `Date` defines `>=` and `<=` as negations of `<`, so a NaN
+                // date passes both, and the tree cannot hold NaN.)
+                return !attribute.isOptional && [.int, .uint, .double].contains(kind)
                     && (terms.lower[slot] != nil || terms.upper[slot] != nil)
             }) else { continue }
             let lower = slots.map { terms.lower[$0]?.parts.first }
@@ -192,11 +194,11 @@ public struct QueryPlanner: Sendable {
     /// (`>=` and `<=` bounds or closed ranges, at most one lower and one upper bound
     /// per attribute, nothing else), what its values must be for the rows the tree
     /// yields to pass it untested: of the attributes' own kinds and never NaN. Only
-    /// for `Double` and `Date` attributes, whose values the tree holds exactly (an
-    /// integer past 2⁵³ would be rounded); strict bounds are left to the predicate,
-    /// as the tree's window is closed.
+    /// for `Double` attributes, whose values the tree holds exactly (an integer past
+    /// 2⁵³ would be rounded); strict bounds are left to the predicate, as the tree's
+    /// window is closed.
     private func exactWindow(_ slots: [Int], conjuncts: [QueryExpression]) -> [QueryPlan.Requirement]? {
-        guard slots.allSatisfy({ [.double, .date].contains(ColumnKind(entity.attributes[$0].type)) }) else { return nil }
+        guard slots.allSatisfy({ ColumnKind(entity.attributes[$0].type) == .double }) else { return nil }
         var lower = Set<Int>(), upper = Set<Int>()
         var requirements: [QueryPlan.Requirement] = []
         for term in conjuncts {

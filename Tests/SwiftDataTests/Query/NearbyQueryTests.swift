@@ -128,6 +128,8 @@ import Testing
         #expect(throws: SwiftDataError.unsupportedPredicate) {
             _ = try context.fetch(NearbyDescriptor<Landmark>(near: [0, 0, 0], along: [\Landmark.latitude, \Landmark.longitude], limit: 1))
         }
-        #expect(try context.fetch(NearbyDescriptor<Landmark>(near: center, latitude: \.latitude, longitude: \.longitude, limit: 0)).isEmpty)
+        // A limit of 0, as in `FetchDescriptor`, is none.
+        #expect(try context.fetch(NearbyDescriptor<Landmark>(near: center, latitude: \.latitude, longitude: \.longitude, within: 1_000_000, limit: 0))
+            == context.fetch(NearbyDescriptor<Landmark>(near: center, latitude: \.latitude, longitude: \.longitude, within: 1_000_000)))
     }
 }
