@@ -56,13 +56,41 @@ enum Migrated {
     }
 }
 
+/// The two versions as a migration plan, for `--migrate-plan`: a custom stage
+/// marks the counter after the lightweight step.
+enum ProbeV1: VersionedSchema {
+    static var versionIdentifier: Schema.Version { Schema.Version(1, 0, 0) }
+    static var models: [any PersistentModel.Type] { [CrashCounter.self, CrashEntry.self] }
+}
+
+enum ProbeV2: VersionedSchema {
+    static var versionIdentifier: Schema.Version { Schema.Version(2, 0, 0) }
+    static var models: [any PersistentModel.Type] { [Migrated.CrashCounter.self, CrashEntry.self] }
+}
+
+enum ProbePlan: SchemaMigrationPlan {
+    static var schemas: [any VersionedSchema.Type] { [ProbeV1.self, ProbeV2.self] }
+    static var stages: [MigrationStage] {
+        [
+            .custom(
+                fromVersion: ProbeV1.self, toVersion: ProbeV2.self, willMigrate: nil,
+                didMigrate: { context in
+                    for counter in try context.fetch(FetchDescriptor<Migrated.CrashCounter>()) { counter.note = "planned" }
+                })
+        ]
+    }
+}
+
 // With --migrate, the probe opens the document with `Migrated`'s schema (which
 // migrates it), says "migrated" and exits: the test kills it during the migration.
-if CommandLine.arguments.count == 3, CommandLine.arguments[2] == "--migrate" {
+// With --migrate-plan it does the same through `ProbePlan`.
+if CommandLine.arguments.count == 3, ["--migrate", "--migrate-plan"].contains(CommandLine.arguments[2]) {
     say("start")
     do {
         let url = URL(fileURLWithPath: CommandLine.arguments[1])
-        _ = try ModelContainer(for: Migrated.CrashCounter.self, CrashEntry.self, configurations: ModelConfiguration(url: url))
+        let plan: (any SchemaMigrationPlan.Type)? = CommandLine.arguments[2] == "--migrate-plan" ? ProbePlan.self : nil
+        _ = try ModelContainer(
+            for: Migrated.CrashCounter.self, CrashEntry.self, migrationPlan: plan, configurations: ModelConfiguration(url: url))
         say("migrated")
         exit(0)
     } catch {

@@ -74,7 +74,10 @@ import Testing
     /// A document migrating when a writable open meets it (the probe's `--migrate`)
     /// is killed at random moments: each time the file holds the old document or
     /// the migrated one, whole, never a mix and never less.
-    @Test func aKilledMigrationLeavesTheOldDocumentOrTheMigratedOne() throws {
+    /// `--migrate` migrates lightweight; `--migrate-plan` through a plan whose custom
+    /// stage marks the counter, and records version 2.0.0.
+    @Test(arguments: ["--migrate", "--migrate-plan"])
+    func aKilledMigrationLeavesTheOldDocumentOrTheMigratedOne(mode: String) throws {
         let probe = try Self.probeURL()
         let folder = try TemporaryFolder("osd-migrate")
         defer { folder.remove() }
@@ -93,7 +96,7 @@ import Testing
             try bytes.write(to: document)
             // (A debug build's probe takes about 0.2 s to start and migrate.)
             let delay = Double.random(in: 0...0.4, using: &random)
-            _ = try Self.runAndKill(probe, document: document, after: delay, arguments: ["--migrate"])
+            _ = try Self.runAndKill(probe, document: document, after: delay, arguments: [mode])
             let contents = try DocumentReader.read(path: document.path, blobs: .skip)
             let counter = try #require(contents.schema.entityIndex(named: "CrashCounter"))
             let names = contents.schema.entities[counter].attributes.map(\.name)
@@ -104,14 +107,17 @@ import Testing
             case ["name", "value"]:
                 outcomes["old", default: 0] += 1
                 #expect(rows == [[.string("main"), .int(41)]], "iteration \(iteration)")
+                #expect(contents.schemaVersion == nil, "iteration \(iteration)")
             case ["name", "count", "note"]:
                 outcomes["migrated", default: 0] += 1
-                #expect(rows == [[.string("main"), .int(41), .string("migrated")]], "iteration \(iteration)")
+                let planned = mode == "--migrate-plan"
+                #expect(rows == [[.string("main"), .int(41), .string(planned ? "planned" : "migrated")]], "iteration \(iteration)")
+                #expect(contents.schemaVersion == (planned ? SchemaVersionStamp(2, 0, 0) : nil), "iteration \(iteration)")
             default:
                 Issue.record("iteration \(iteration): a schema that is neither: \(names)")
             }
         }
-        print("migration kills: \(outcomes)")
+        print("migration kills (\(mode)): \(outcomes)")
     }
 
     /// Runs the probe with its files limited to `limit` bytes until a save fails.

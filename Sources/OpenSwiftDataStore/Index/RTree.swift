@@ -346,43 +346,56 @@ public struct RTree: Sendable {
 
     /// Removes the point `point` of `row`, if present.
     /// - Complexity: O(log n) nodes for a point in one leaf; more where boxes overlap.
+    ///   Nodes are looked through first and copied only along the path to the point.
     @discardableResult
     public mutating func remove(_ point: [Double], row: RowID) -> Bool {
-        guard point.count == dimensions else { return false }
+        guard point.count == dimensions, let path = path(to: point, row: row, in: root) else { return false }
         if !isKnownUniquelyReferenced(&root) { root = root.copy() }
-        guard remove(point, row: row, from: root) else { return false }
+        remove(at: path[...], from: root)
         count -= 1
         while !root.isLeaf, root.children.count == 1 { root = root.children[0] }
         if root.count == 0 { root = Node(isLeaf: true) }
         return true
     }
 
-    private func remove(_ point: [Double], row: RowID, from node: Node) -> Bool {
+    /// The entry positions from `node` down to the point `point` of `row`, nil when
+    /// it is not there. Reads only.
+    private func path(to point: [Double], row: RowID, in node: Node) -> [Int]? {
         let d = dimensions
         if node.isLeaf {
             for i in 0..<node.rows.count where node.rows[i] == row {
-                guard (0..<d).allSatisfy({ node.values[i * d + $0] == point[$0] }) else { continue }
-                node.rows.remove(at: i)
-                node.values.removeSubrange((i * d)..<(i * d + d))
-                return true
+                if (0..<d).allSatisfy({ node.values[i * d + $0] == point[$0] }) { return [i] }
             }
-            return false
+            return nil
         }
         for i in 0..<node.children.count {
             let base = i * 2 * d
-            guard (0..<d).allSatisfy({ node.values[base + $0] <= point[$0] && point[$0] <= node.values[base + d + $0] })
+            guard (0..<d).allSatisfy({ node.values[base + $0] <= point[$0] && point[$0] <= node.values[base + d + $0] }),
+                  let below = path(to: point, row: row, in: node.children[i])
             else { continue }
-            if !isKnownUniquelyReferenced(&node.children[i]) { node.children[i] = node.children[i].copy() }
-            guard remove(point, row: row, from: node.children[i]) else { continue }
-            if node.children[i].count == 0 {
-                node.children.remove(at: i)
-                node.values.removeSubrange(base..<(base + 2 * d))
-            } else {
-                setBox(box(of: node.children[i]), of: i, in: node)
-            }
-            return true
+            return [i] + below
         }
-        return false
+        return nil
+    }
+
+    /// Removes the entry at the end of `path` below `node` (held uniquely), copying
+    /// shared nodes on the way, then drops emptied children and tightens boxes.
+    private func remove(at path: ArraySlice<Int>, from node: Node) {
+        let d = dimensions
+        let i = path[path.startIndex]
+        if node.isLeaf {
+            node.rows.remove(at: i)
+            node.values.removeSubrange((i * d)..<(i * d + d))
+            return
+        }
+        if !isKnownUniquelyReferenced(&node.children[i]) { node.children[i] = node.children[i].copy() }
+        remove(at: path.dropFirst(), from: node.children[i])
+        if node.children[i].count == 0 {
+            node.children.remove(at: i)
+            node.values.removeSubrange((i * 2 * d)..<((i + 1) * 2 * d))
+        } else {
+            setBox(box(of: node.children[i]), of: i, in: node)
+        }
     }
 
     // MARK: Queries
