@@ -8,16 +8,37 @@ public struct QueryPlan: Sendable {
     enum Operand: Sendable {
         case value(Value)
         case parameter(Int)
+        /// The negation of a parameter; nil when it has none (`Int.min`, not a number),
+        /// which the plan's not-nil assumption then sends to a fresh plan.
+        case negatedParameter(Int)
 
         var isNull: Bool {
             if case let .value(value) = self { return value.isNull }
             return false
         }
 
+        var isParameter: Bool {
+            switch self {
+            case .value: false
+            case .parameter, .negatedParameter: true
+            }
+        }
+
         func resolved(_ parameters: [Value]) -> Value {
             switch self {
             case let .value(value): value
             case let .parameter(i): parameters[i]
+            case let .negatedParameter(i): Self.negated(parameters[i]) ?? .null
+            }
+        }
+
+        /// `-value` as the predicate computes it, nil where that would fail.
+        static func negated(_ value: Value) -> Value? {
+            switch value {
+            case let .int(i): i == .min ? nil : .int(-i)
+            case let .double(d): .double(-d)
+            case let .decimal(d): .decimal(-d)
+            default: nil
             }
         }
     }

@@ -53,7 +53,7 @@ public struct QueryPlanner: Sendable {
         for (c, slots) in entity.uniqueness.enumerated() {
             let key = slots.compactMap { terms.equal[$0] }
             guard key.count == slots.count, !key.contains(where: \.isNull) else { continue }
-            for case let .parameter(i) in key { assumptions.append(.notNull(.parameter(i))) }
+            for operand in key where operand.isParameter { assumptions.append(.notNull(operand)) }
             return made(.unique(constraint: c, key: key), exactWhen: exactKey(slots, conjuncts: conjuncts))
         }
         var best: (score: Int, plan: IndexPlan, ranges: QueryPlan.Ranges)?
@@ -282,7 +282,11 @@ public struct QueryPlanner: Sendable {
         case let .contains(list, .root):
             if let operand = Self.operand(list) { terms.rows = operand }
         case let .equal(l, r):
-            if let (slot, operand) = pinned(l, r) ?? pinned(r, l) { terms.equal[slot] = operand }
+            if let (slot, operand) = pinned(l, r) ?? pinned(r, l) {
+                terms.equal[slot] = operand
+                // A negation that cannot be taken (Int.min) reads as nil: plan again.
+                if case .negatedParameter = operand { assumptions.append(.notNull(operand)) }
+            }
         case let .compare(op, l, r):
             // A bound on nil bounds nothing; a parameter is taken as a value and
             // checked when bound.
@@ -306,10 +310,14 @@ public struct QueryPlanner: Sendable {
         }
     }
 
+    /// A constant or parameter, or the negation of one (`$0.x > -9.2`: `#Predicate`
+    /// writes a negative literal as a unary minus on a positive one).
     private static func operand(_ expression: QueryExpression) -> QueryPlan.Operand? {
         switch expression {
         case let .constant(value): .value(value)
         case let .parameter(i): .parameter(i)
+        case let .negate(.constant(value)): QueryPlan.Operand.negated(value).map { .value($0) }
+        case let .negate(.parameter(i)): .negatedParameter(i)
         default: nil
         }
     }
@@ -323,7 +331,7 @@ public struct QueryPlanner: Sendable {
         _ slot: Int, _ op: QueryExpression.ComparisonOperator, _ operand: QueryPlan.Operand,
         _ terms: inout Terms, _ assumptions: inout [QueryPlan.Assumption]
     ) {
-        if case .parameter = operand { assumptions.append(.notNull(operand)) }
+        if operand.isParameter { assumptions.append(.notNull(operand)) }
         switch op {
         case .greaterThan: terms.lower[slot] = QueryPlan.Bound(parts: [operand], inclusive: false)
         case .greaterThanOrEqual: terms.lower[slot] = QueryPlan.Bound(parts: [operand], inclusive: true)

@@ -111,6 +111,21 @@ final class Landmark {
         #expect(try context.fetchCount(exact) == inside.count - 2)
     }
 
+    @Test func negativeLiteralsBoundTheWindow() throws {
+        // `-9.2` is a unary minus on 9.2 in `#Predicate`: the planner takes it as a bound.
+        let literal = FetchDescriptor<Landmark>(
+            predicate: #Predicate { $0.latitude >= 38.6 && $0.latitude <= 38.8 && $0.longitude >= -9.2 && $0.longitude <= -9.0 })
+        try check(literal)
+        #expect(try context.explain(literal).filtering == .exactKey)
+        #expect(try context.fetchCount(literal) > 0)
+        // A captured value negated in the predicate, too.
+        let west = 9.2
+        let negated = FetchDescriptor<Landmark>(
+            predicate: #Predicate { $0.latitude > 38.6 && $0.latitude < 38.8 && $0.longitude > -west && $0.longitude < -9.0 })
+        try check(negated)
+        #expect(try context.fetchCount(negated) > 0)
+    }
+
     @Test func openSidesAndRangesAreWindowsToo() throws {
         let north = 38.7, east = -9.1
         try check(FetchDescriptor(predicate: #Predicate { $0.latitude > north && $0.longitude < east }))
