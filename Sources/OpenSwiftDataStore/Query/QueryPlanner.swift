@@ -3,11 +3,12 @@
 /// From the terms of the predicate's top-level conjunction that pin a stored
 /// attribute of the entity to constants (`==`, `<`…, ranges, and
 /// `constants.contains($0.x)` IN-lists), it picks, in order of preference: a unique
-/// key lookup; the ordered index with the longest equality prefix (then an IN-list,
-/// then a range on the next key part); with a limit and no such index, an index
-/// whose order serves the sort; else a scan. Every candidate still passes the whole
-/// predicate unless the plan is exact, so a plan narrows the rows and never changes
-/// the answer.
+/// key lookup; an ordered index with an equality prefix; an R-tree whose every
+/// attribute is bounded (its window); an ordered index with an IN-list or a range
+/// on its first key part; with a limit and no such index, an index whose order
+/// serves the sort; else a scan. Every candidate still passes the whole predicate
+/// unless the plan is exact, so a plan narrows the rows and never changes the
+/// answer.
 ///
 /// Planning reads a predicate *template*, whose captured values are `.parameter`s,
 /// and yields a `QueryPlan` that each run binds its values into (`QueryPlan.bind`):
