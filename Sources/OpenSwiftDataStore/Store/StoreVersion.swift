@@ -100,18 +100,24 @@ public struct StoreVersion: Sendable {
     }
 
     /// Drops the built R-trees a commit of `changes` would change more than
-    /// rebuild: when it writes more rows of the entity than half the tree holds
-    /// (at least 1,000), the next query packs the tree again in bulk, faster than
-    /// the inserts one by one and into fuller nodes.
-    /// - Complexity: O(changes)
+    /// rebuild: when it inserts, or moves, more rows of the entity than half the tree
+    /// holds (at least 1,000), the next query packs the tree again in bulk, faster
+    /// than the changes one by one and into fuller nodes. Updates of other
+    /// attributes do not count.
+    /// - Complexity: O(changes × R-tree indexes)
     mutating func prepareSpatialIndexes(for changes: ChangeSet) {
         guard spatialIndexes.contains(where: { !$0.isEmpty }) else { return }
-        var written = [Int](repeating: 0, count: spatialIndexes.count)
-        for insert in changes.inserts { written[insert.entity] += 1 }
-        for update in changes.updates { written[update.entity] += 1 }
-        for e in spatialIndexes.indices where written[e] >= 1_000 {
+        var inserted = [Int](repeating: 0, count: spatialIndexes.count)
+        for insert in changes.inserts { inserted[insert.entity] += 1 }
+        for e in spatialIndexes.indices {
             for i in spatialIndexes[e].indices {
-                spatialIndexes[e][i].discardTree(ifSmallerThan: 2 * written[e])
+                let slots = spatialIndexes[e][i].slots
+                var written = inserted[e]
+                for update in changes.updates where update.entity == e && slots.contains(where: { update.values[$0] != nil }) {
+                    written += 1
+                }
+                guard written >= 1_000 else { continue }
+                spatialIndexes[e][i].discardTree(ifSmallerThan: 2 * written)
             }
         }
     }
