@@ -2,11 +2,13 @@ import OpenSwiftDataStore
 
 /// Runs a `SchemaMigrationPlan` over a document's data as a container opens it.
 ///
-/// The document's version in the plan is the one its data has the shape of: the
-/// version it records, when that one matches, else the earliest that matches (a
-/// document written before the app had a plan is most likely its first version).
-/// A document of the container's shape that records no version is at the
-/// container's version, unless `hashModifier`s tell the versions of that shape apart.
+/// The document's version in the plan is the one it records, which must be a
+/// version the plan lists with the document's shape (an unlisted one is a later
+/// app's, `backwardMigration`, or another's, `unknownSchema`). A document that
+/// records no version is at the container's version when it has the container's
+/// shape, unless `hashModifier`s tell the versions of that shape apart; otherwise at
+/// the earliest version of its shape (written before the app had a plan, it is most
+/// likely at its first).
 /// From there the stages run in order up to the version of the container's schema:
 /// a custom stage's `willMigrate` on a context of the old schema, the lightweight
 /// step (`SchemaMigration`) to the next version, then `didMigrate` on a context of

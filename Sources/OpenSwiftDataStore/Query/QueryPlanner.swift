@@ -65,9 +65,11 @@ public struct QueryPlanner: Sendable {
         }
         // An R-tree whose every attribute is bounded narrows on all of them at once:
         // preferred to a range on one attribute, not to an equality.
-        if best.map({ $0.score < Self.spatialScore }) ?? true, let spatial = spatialAccess(terms) {
-            guard case let .spatial(_, slots, _, _) = spatial else { preconditionFailure("a spatial access") }
-            return made(spatial, exactWhen: exactWindow(slots, conjuncts: conjuncts))
+        if best.map({ $0.score < Self.spatialScore }) ?? true, let (index, slots) = spatialIndex(terms) {
+            let access = QueryPlan.Access.spatial(
+                index: index, slots: slots, lower: slots.map { terms.lower[$0]?.parts.first },
+                upper: slots.map { terms.upper[$0]?.parts.first })
+            return made(access, exactWhen: exactWindow(slots, conjuncts: conjuncts))
         }
         if let best {
             return made(.index(best.plan, best.ranges), exactWhen: exactRange(best.plan, best.ranges, conjuncts: conjuncts))
@@ -174,21 +176,16 @@ public struct QueryPlanner: Sendable {
 
     /// The first R-tree index whose every attribute the terms bound (on one side at
     /// least), when those attributes are numbers and not optional.
-    private func spatialAccess(_ terms: Terms) -> QueryPlan.Access? {
-        for (i, slots) in entity.spatialIndexSlots.enumerated() {
-            guard !slots.isEmpty, slots.allSatisfy({ slot in
+    private func spatialIndex(_ terms: Terms) -> (index: Int, slots: [Int])? {
+        entity.spatialIndexSlots.enumerated().first { _, slots in
+            !slots.isEmpty && slots.allSatisfy { slot in
                 let attribute = entity.attributes[slot]
-                let kind = ColumnKind(attribute.type)
                 // (Not dates: `Date` defines `>=` and `<=` as negations of `<`, so a NaN
                 // date passes both, and the tree cannot hold NaN.)
-                return !attribute.isOptional && [.int, .uint, .double].contains(kind)
+                return !attribute.isOptional && [.int, .uint, .double].contains(ColumnKind(attribute.type))
                     && (terms.lower[slot] != nil || terms.upper[slot] != nil)
-            }) else { continue }
-            let lower = slots.map { terms.lower[$0]?.parts.first }
-            let upper = slots.map { terms.upper[$0]?.parts.first }
-            return .spatial(index: i, slots: slots, lower: lower, upper: upper)
-        }
-        return nil
+            }
+        }.map { ($0.offset, $0.element) }
     }
 
     /// When the predicate is exactly a closed window on the R-tree's attributes

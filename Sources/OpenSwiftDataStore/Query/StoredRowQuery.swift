@@ -93,8 +93,7 @@ public struct StoredRowQuery {
             }
             return (tested, false)
         case let .rows(ids, exact):
-            let excluded = excluded
-            let passes: (RowID) throws -> Row?? = exact ? { excluded?($0) == true ? nil : .some(nil) } : rowFilter()
+            let passes = exact ? excludedOnly() : rowFilter()
             for id in ids where table.contains(id) {
                 tested += 1
                 if let row = try passes(id) { try body(id, row) }
@@ -108,8 +107,7 @@ public struct StoredRowQuery {
             }
             if inOrder { ids.sort() }
             // An exact window is the whole predicate: only excluded rows fail.
-            let excluded = excluded
-            let passes: (RowID) throws -> Row?? = plan.exact ? { excluded?($0) == true ? nil : .some(nil) } : rowFilter()
+            let passes = plan.exact ? excludedOnly() : rowFilter()
             for id in ids {
                 tested += 1
                 if let row = try passes(id) { try body(id, row) }
@@ -138,8 +136,7 @@ public struct StoredRowQuery {
             var held: [(id: RowID, row: Row?)] = []
             let index = version.orderedIndexes[entity][plan.index]
             // An exact range is the whole predicate: only excluded rows fail.
-            let excluded = excluded
-            let passes: (RowID) throws -> Row?? = plan.exact ? { excluded?($0) == true ? nil : .some(nil) } : rowFilter()
+            let passes = plan.exact ? excludedOnly() : rowFilter()
             for range in plan.ranges {
                 var stop = false
                 try index.scan(from: range.lower, to: range.upper, reverse: plan.reverse) { entry in
@@ -293,6 +290,13 @@ public struct StoredRowQuery {
         }
         guard let excluded else { return test }
         return { id in try excluded(id) ? nil : test(id) }
+    }
+
+    /// The test of an exact access, which is the whole predicate: only excluded rows
+    /// fail, and no row is read.
+    private func excludedOnly() -> (RowID) throws -> Row?? {
+        let excluded = excluded
+        return { excluded?($0) == true ? nil : .some(nil) }
     }
 
     /// The scan's column kernels, when the predicate compiles to them (`ColumnFilter`).

@@ -46,8 +46,8 @@ extension StoreVersion {
                     found += 1
                     return true
                 }
-                precondition(found == tree.count && found == expected.values.count,
-                             "\(schema.entities[e].name) R-tree \(index.slots): \(found) points for \(expected.values.count) rows with one")
+                precondition(found == tree.count && found == expected.count,
+                             "\(schema.entities[e].name) R-tree \(index.slots): \(found) points for \(expected.count) rows with one")
                 for (id, point) in expected {
                     var hit = false
                     tree.search(lower: point, upper: point) { row in

@@ -106,13 +106,12 @@ public struct StoreVersion: Sendable {
     /// attributes do not count.
     /// - Complexity: O(changes × R-tree indexes)
     mutating func prepareSpatialIndexes(for changes: ChangeSet) {
-        guard spatialIndexes.contains(where: { !$0.isEmpty }) else { return }
-        var inserted = [Int](repeating: 0, count: spatialIndexes.count)
-        for insert in changes.inserts { inserted[insert.entity] += 1 }
-        for e in spatialIndexes.indices {
+        // Only a built tree is changed commit by commit (most are never built).
+        for e in spatialIndexes.indices where spatialIndexes[e].contains(where: \.isBuilt) {
+            let inserted = changes.inserts.count { $0.entity == e }
             for i in spatialIndexes[e].indices {
                 let slots = spatialIndexes[e][i].slots
-                var written = inserted[e]
+                var written = inserted
                 for update in changes.updates where update.entity == e && slots.contains(where: { update.values[$0] != nil }) {
                     written += 1
                 }
