@@ -16,6 +16,16 @@ struct DocumentSummary {
         missingBlobs = sizes.filter { $0 == nil }.count
     }
 
+    /// Rows history names, one per inserted, updated or deleted row.
+    var historyChanges: Int {
+        var total = 0
+        contents.version.history.forEach(after: nil) { transaction in
+            total += transaction.changeCount
+            return true
+        }
+        return total
+    }
+
     var format: String { "\(contents.formatMajor).\(contents.formatMinor)" }
 
     var json: JSON {
@@ -33,6 +43,11 @@ struct DocumentSummary {
             ("journalBytes", .integer(Int64(contents.journalLength))),
             ("journalFrames", .integer(Int64(contents.journalFrames))),
             ("frames", .integer(Int64(contents.frames.count))),
+            ("history", .object([
+                ("transactions", .integer(Int64(version.history.count))),
+                ("changes", .integer(Int64(historyChanges))),
+                ("deletedThrough", .integer(Int64(clamping: version.history.horizon))),
+            ])),
             ("tornTail", contents.tornTail.map { .object([("offset", .integer(Int64($0.offset))), ("reason", .string($0.reason))]) } ?? .null),
             ("blobs", .object([
                 ("count", .integer(Int64(contents.blobNames.count))),
@@ -62,6 +77,9 @@ struct DocumentSummary {
             "file        \(plural(fileBytes, "byte")): snapshot \(plural(contents.snapshotLength, "byte")), "
                 + "journal \(plural(contents.journalLength, "byte")) in \(plural(contents.journalFrames, "frame"))",
         ]
+        var history = "history     \(plural(version.history.count, "transaction")), \(plural(historyChanges, "change"))"
+        if version.history.horizon > 0 { history += "; deleted through generation \(version.history.horizon)" }
+        lines.append(history)
         if let torn = contents.tornTail {
             lines.append("torn tail   at byte \(torn.offset): \(torn.reason) (dropped at the next open for writing)")
         }

@@ -37,9 +37,14 @@ import Testing
         #expect(try identifier(of: folder.path("fresh.store")) != first)
     }
 
-    /// `file` (format 3) as format 2 wrote it: no identifier at the end of its
-    /// snapshot-end frame, and 2.0 in the header.
+    /// `file` (format 3, a snapshot with no journal) as format 2 wrote it: no history
+    /// frames, no identifier at the end of its snapshot-end frame, and 2.0 in the header.
     private func asFormatTwo(_ file: [UInt8]) throws -> [UInt8] {
+        var file = file
+        for frame in FrameBytes.frames(in: file).reversed() where frame.kind == .history {
+            file.removeSubrange(frame.offset..<(frame.offset + frame.length))
+        }
+        #expect(!FrameBytes.frames(in: file).contains { $0.kind == .commit }, "commit frames of format 4 keep history")
         let end = try #require(FrameBytes.frames(in: file).first { $0.kind == .snapshotEnd })
         let payload = try #require(FrameBytes.payload(of: end, in: file))
         var older = FrameBytes.replacing(end, in: file, stored: Array(payload.dropLast(16)))
@@ -54,6 +59,7 @@ import Testing
         let path = folder.path("old.store")
         let store = try DocumentFixture.openStore(path)
         for k in 1...2 { try DocumentFixture.save(k, in: store) }
+        try store.compact()
         store.document?.close()
         let old = try asFormatTwo(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
         try Data(old).write(to: URL(fileURLWithPath: path))

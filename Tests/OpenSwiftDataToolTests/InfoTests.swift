@@ -12,14 +12,16 @@ import Testing
         let result = try OSD.run(["info", path])
         #expect(result.status == 0)
         #expect(result.error.isEmpty)
-        // No schema version recorded: a 3.0 header, which 3.0 builds still write to.
-        #expect(result.output.contains("format      3.0"))
+        // Format 4.0 (history), whether or not a schema version is recorded.
+        #expect(result.output.contains("format      4.0"))
         let identifier = try #require(DocumentReader.read(path: path, blobs: .skip).storeIdentifier)
         #expect(result.output.contains("store id    \(identifier.uuidString)"))
         #expect(result.output.contains("fingerprint \(TripDocument.schema.fingerprint), 2 entities"))
         #expect(result.output.contains("Destination: 4 rows (next #id 5)"))
         #expect(result.output.contains("Trip: 6 rows (next #id 9)"))
         #expect(result.output.contains("in 5 frames"))
+        // 4 + 8 inserts, 4 links, 2 deletes with 2 unlinks, 1 update.
+        #expect(result.output.contains("history     5 transactions, 21 changes"))
         #expect(result.output.contains("blobs       2 blobs, 44000 bytes"))
         // Columns are padded to their widest cell: compare with single spaces.
         let lines = result.output.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
@@ -43,7 +45,7 @@ import Testing
         #expect(result.status == 0)
         let info = try ParsedJSON.object(result.output)
         #expect(info["fingerprint"] as? String == TripDocument.schema.fingerprint)
-        #expect(info["format"] as? String == "3.0")
+        #expect(info["format"] as? String == "4.0")
         #expect(info["schemaVersion"] is NSNull)
         #expect(info["storeIdentifier"] as? String == contents.storeIdentifier?.uuidString)
         #expect(info["journalFrames"] as? Int == 5)
@@ -101,6 +103,6 @@ import Testing
         #expect(try OSD.run(["compact", copy]).status == 0)
         let info = try ParsedJSON.object(try OSD.run(["info", "--json", copy]).output)
         #expect(info["schemaVersion"] as? String == "2.1.0")
-        #expect(info["format"] as? String == "3.1")
+        #expect(info["format"] as? String == "4.0")
     }
 }

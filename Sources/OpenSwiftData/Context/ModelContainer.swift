@@ -94,6 +94,9 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         self.allowsSave = persistent?.allowsSave ?? ordered.allSatisfy(\.allowsSave)
         self.store = try store ?? Self.openStore(schema: givenSchema, migrationPlan: migrationPlan, configurations: ordered)
         self.storeIdentifier = (self.store.document?.storeIdentifier ?? identifier ?? UUID()).uuidString
+        self.store.preserveOnDeletion(givenSchema.layouts.map { layout in
+            layout.attributes.indices.filter { layout.attributes[$0].options.contains(.preserveValueOnDeletion) }
+        })
         var indexes: [ObjectIdentifier: Int] = [:]
         var byName: [String: Int] = [:]
         for (i, layout) in givenSchema.layouts.enumerated() {
@@ -142,23 +145,42 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         }
     }
 
-    /// Removes every model from the store; a document is rewritten empty.
+    /// Removes every model from the store; a document is rewritten empty. History
+    /// goes too (earlier tokens expire), and `ModelContext.didSave` is posted with
+    /// the removed identifiers under `invalidatedAllIdentifiers`.
     ///
     /// SwiftData declares this non-throwing: if the document cannot be rewritten
     /// (disk full), nothing is removed, in memory or on disk.
     public func deleteAllData() {
-        try? store.removeAll()
+        guard let emptied = try? store.removeAll() else { return }
+        postInvalidation(of: emptied)
     }
 
     /// Removes every model and the store itself: the document file and its blob
     /// folder are deleted. Later saves through this container throw
-    /// `DocumentError.closed`.
+    /// `DocumentError.closed`. Posts `invalidatedAllIdentifiers` as `deleteAllData()` does.
     public func erase() throws {
+        let emptied: StoreVersion
         do {
-            try store.erase()
+            emptied = try store.erase()
         } catch {
             throw error.apiError
         }
+        postInvalidation(of: emptied)
+    }
+
+    /// Posts `ModelContext.didSave` with the container as its object and every
+    /// identifier `emptied` held under `invalidatedAllIdentifiers`: what
+    /// `deleteAllData()` and `erase()` removed, so contexts and caches can drop it.
+    /// - Complexity: O(rows of `emptied`)
+    private func postInvalidation(of emptied: StoreVersion) {
+        var identifiers: [PersistentIdentifier] = []
+        for (e, table) in emptied.tables.enumerated() where e < identifierScopes.count {
+            identifiers += table.rowIDs.map { PersistentIdentifier(scope: identifierScopes[e], key: $0.rawValue) }
+        }
+        NotificationCenter.default.post(name: ModelContext.didSave, object: self, userInfo: [
+            ModelContext.NotificationKey.invalidatedAllIdentifiers.rawValue: identifiers,
+        ])
     }
 
     /// OpenSwiftData: rewrites the document as a fresh snapshot, dropping its

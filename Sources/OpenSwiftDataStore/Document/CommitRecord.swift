@@ -18,13 +18,22 @@ public struct CommitRecord: Sendable {
     public var nextRawIDs: [(entity: Int, next: Int64)]
     public var puts: [Put]
     public var deletes: [EntityRow]
+    /// What history keeps of the commit (format 4): its changes, when it made any.
+    public var transaction: StoredTransaction?
+    /// History this commit deleted (`Store.deleteHistory`): the generations
+    /// removed and the horizon after it.
+    public var pruning: (horizon: UInt64, generations: [UInt64])?
 
     /// The record of the commit that turned `old` into `new`, writing `written`
     /// and deleting `deleted`.
-    init(from old: StoreVersion, to new: StoreVersion, written: [EntityRow], deleted: [EntityRow], author: String?) {
+    init(
+        from old: StoreVersion, to new: StoreVersion, written: [EntityRow], deleted: [EntityRow], author: String?,
+        timestamp: Date = Date(), transaction: StoredTransaction? = nil
+    ) {
         generation = new.generation
-        timestamp = Date()
+        self.timestamp = timestamp
         self.author = author
+        self.transaction = transaction
         nextRawIDs = new.tables.indices.compactMap { e in
             new.tables[e].nextRawID != old.tables[e].nextRawID ? (e, new.tables[e].nextRawID) : nil
         }
@@ -36,7 +45,12 @@ public struct CommitRecord: Sendable {
         deletes = deleted
     }
 
-    init(generation: UInt64, timestamp: Date, author: String?, nextRawIDs: [(entity: Int, next: Int64)], puts: [Put], deletes: [EntityRow]) {
+    init(
+        generation: UInt64, timestamp: Date, author: String?, nextRawIDs: [(entity: Int, next: Int64)], puts: [Put],
+        deletes: [EntityRow], transaction: StoredTransaction? = nil, pruning: (horizon: UInt64, generations: [UInt64])? = nil
+    ) {
+        self.transaction = transaction
+        self.pruning = pruning
         self.generation = generation
         self.timestamp = timestamp
         self.author = author
@@ -69,11 +83,22 @@ extension ByteWriter {
             varint(delete.entity)
             signed(delete.id.rawValue)
         }
+        // (Format 4.) The history section.
+        byte((record.transaction == nil ? 0 : 1) | (record.pruning == nil ? 0 : 2))
+        if let transaction = record.transaction { changes(transaction.changes) }
+        if let pruning = record.pruning {
+            varint(pruning.horizon)
+            generations(pruning.generations)
+        }
     }
 }
 
 extension ByteReader {
-    mutating func commit(schema: StoreSchema, blob: (BlobReference) throws(Failure) -> Value) throws(Failure) -> CommitRecord {
+    /// A commit frame's payload; `history` says whether it ends with a history
+    /// section (format 4 and later).
+    mutating func commit(
+        schema: StoreSchema, history: Bool, blob: (BlobReference) throws(Failure) -> Value
+    ) throws(Failure) -> CommitRecord {
         let entityCount = schema.entities.count
         func entity(_ r: inout ByteReader) throws(Failure) -> Int {
             let e = try r.count()
@@ -107,7 +132,26 @@ extension ByteReader {
             let e = try entity(&self)
             deletes.append(EntityRow(entity: e, id: try rowID(&self)))
         }
+        var transaction: StoredTransaction?
+        var pruning: (horizon: UInt64, generations: [UInt64])?
+        if history {
+            let flags = try byte()
+            guard flags & ~3 == 0 else { throw fail("unknown history flags \(flags)") }
+            if flags & 1 != 0 {
+                transaction = StoredTransaction(
+                    generation: generation, timestamp: timestamp, author: author, changes: try changes(schema: schema))
+            }
+            if flags & 2 != 0 {
+                let horizon = try varint()
+                let removed = try generations()
+                guard horizon < generation, removed.allSatisfy({ $0 <= horizon }) else {
+                    throw fail("history deleted past the commit's generation")
+                }
+                pruning = (horizon, removed)
+            }
+        }
         return CommitRecord(
-            generation: generation, timestamp: timestamp, author: author, nextRawIDs: nextRawIDs, puts: puts, deletes: deletes)
+            generation: generation, timestamp: timestamp, author: author, nextRawIDs: nextRawIDs, puts: puts, deletes: deletes,
+            transaction: transaction, pruning: pruning)
     }
 }

@@ -133,7 +133,7 @@ public final class Document: @unchecked Sendable {
                 // application's order, or its migrated schema, first (the fresh snapshot
                 // leaves any torn tail behind).
                 // An older format is converted the same way, once (so a document without a
-                // store identifier gets one): compaction writes a new file beside it and
+                // store identifier gets one, and one without history a place for it): compaction writes a new file beside it and
                 // renames it over, so a crash keeps one of the two.
                 try document.compact(contents.version)
             } else if contents.validLength < bytes.count {

@@ -8,18 +8,22 @@ import Foundation
 /// frame (dropped) from damage anywhere else (an error).
 public enum DocumentFormat {
     /// Incompatible changes bump `major`. Format 2 stores snapshot rows in column
-    /// frames; format 3 ends the snapshot-end frame with the store identifier. This
-    /// build reads formats 1 to 3 and writes 3 (a writable open rewrites an older
-    /// document once). Readers refuse other majors.
-    public static let major = 3
+    /// frames; format 3 ends the snapshot-end frame with the store identifier;
+    /// format 4 keeps history (commit frames end with a history section, snapshots
+    /// hold history frames). This build reads formats 1 to 4 and writes 4 (a
+    /// writable open rewrites an older document once). Readers refuse other majors.
+    public static let major = 4
     /// Additions an older reader can ignore bump `minor` (today: header flag bits
     /// and reserved fields only). Readers try newer minors and report
     /// `unsupportedFormat` if they meet something unknown; writers refuse them.
-    /// Format 3.1 keeps the schema version stamp in the header's reserved word; a
-    /// header without one is written as 3.0, which 3.0 builds still write to.
-    public static let minor = 1
+    /// (Format 3.1 gave the header's reserved word the schema version stamp,
+    /// which format 4 keeps.)
+    public static let minor = 0
     /// The majors this build reads, each with the newest minor it knows.
-    static let knownMinors: [Int: Int] = [1: 0, 2: 0, 3: 1]
+    static let knownMinors: [Int: Int] = [1: 0, 2: 0, 3: 1, 4: 0]
+
+    /// Whether commit frames of a `major` document end with a history section.
+    static func keepsHistory(major: Int) -> Bool { major >= 4 }
 
     /// Whether `major.minor` is newer than this build knows (a reader tries it; a
     /// writer refuses it).
@@ -78,6 +82,8 @@ public enum FrameKind: UInt8, Sendable, CustomStringConvertible {
     case indexOrder = 5
     /// Up to 4,096 rows of one entity, column by column (format 2 snapshots).
     case columns = 6
+    /// History transactions (format 4 snapshots).
+    case history = 7
 
     public var description: String {
         switch self {
@@ -87,6 +93,7 @@ public enum FrameKind: UInt8, Sendable, CustomStringConvertible {
         case .commit: "commit"
         case .indexOrder: "index order"
         case .columns: "columns"
+        case .history: "history"
         }
     }
 }
@@ -105,9 +112,8 @@ struct DocumentHeader: Equatable {
     func encoded() -> [UInt8] {
         var w = ByteWriter(capacity: DocumentFormat.headerSize)
         w.raw(DocumentFormat.magic)
-        // A header with no version stamp is a 3.0 header: older builds keep writing it.
         let stamp = SchemaVersionStamp.word(schemaVersion)
-        w.fixed32(UInt32(major) | UInt32(stamp == 0 && major == 3 ? 0 : minor) << 16)
+        w.fixed32(UInt32(major) | UInt32(minor) << 16)
         w.fixed32(flags)
         w.fixed64(generation)
         w.fixed32(stamp)

@@ -167,6 +167,7 @@ public struct DocumentReader {
             }
         }
         var tables = schema.entities.map { Table(entity: $0) }
+        var history = HistoryLog()
         var storeIdentifier: UUID?
         var orders: [[[RowID]?]] = schema.entities.map { $0.orderedIndexSlots.map { _ in nil } }
         // Column frames are decompressed and decoded on every core, a batch at a
@@ -223,6 +224,23 @@ public struct DocumentReader {
                         ids.append(RowID(id))
                     }
                     orders[e][i] = ids
+                }
+                continue
+            }
+            if frame.kind == .history {
+                try decode(frame) { (r: inout ByteReader) throws(ByteReader.Failure) in
+                    let horizon = try r.varint()
+                    guard horizon <= header.generation, history.isEmpty || horizon == history.horizon else {
+                        throw r.fail("history horizon \(horizon) out of range or differs between frames")
+                    }
+                    history.horizon = horizon
+                    for _ in 0..<(try r.count(limit: r.bytes.count)) {
+                        let transaction = try r.transaction(schema: schema)
+                        guard transaction.generation <= header.generation,
+                              transaction.generation > history.last?.generation ?? 0
+                        else { throw r.fail("history transaction \(transaction.generation) out of order or range") }
+                        history.append(transaction)
+                    }
                 }
                 continue
             }
@@ -285,8 +303,9 @@ public struct DocumentReader {
             guard frame.kind == .commit else {
                 throw .damaged(path: path, offset: start, reason: "a \(frame.kind) frame in the journal")
             }
+            let keepsHistory = DocumentFormat.keepsHistory(major: header.major)
             let record = try decode(frame) { (r: inout ByteReader) throws(ByteReader.Failure) in
-                try r.commit(schema: schema, blob: blob)
+                try r.commit(schema: schema, history: keepsHistory, blob: blob)
             }
             guard record.generation == generation + 1 else {
                 throw .damaged(
@@ -302,6 +321,11 @@ public struct DocumentReader {
                 touched[delete.entity].insert(delete.id)
             }
             for (e, next) in record.nextRawIDs { tables[e].reserveIdentifiers(below: next) }
+            if let pruning = record.pruning {
+                history.remove(generations: Set(pruning.generations))
+                history.horizon = max(history.horizon, pruning.horizon)
+            }
+            if let transaction = record.transaction { history.append(transaction) }
             generation = record.generation
             frames.append(FrameSummary(kind: .commit, offset: start, length: frame.length, rawLength: frame.payload.count))
             offset += frame.length
@@ -322,6 +346,7 @@ public struct DocumentReader {
 
         var finalSchema = schema
         if let placement, let expected {
+            history = history.mapChanges { $0.moved(to: placement[$0.entity]) }
             var placed = tables
             var placedIndexes = indexes
             for (documentIndex, applicationIndex) in placement.enumerated() {
@@ -333,6 +358,7 @@ public struct DocumentReader {
             finalSchema = expected
         }
         var version = StoreVersion(schema: finalSchema, tables: tables, generation: generation, orderedIndexes: indexes)
+        version.history = history
         if let migration {
             do throws(SchemaMigration.Failure) {
                 version = try SchemaMigration.migrate(version, to: migration.schema, hints: migration.hints)

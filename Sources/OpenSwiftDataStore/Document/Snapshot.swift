@@ -50,6 +50,29 @@ enum Snapshot {
             }
         }
 
+        // (Format 4.) History, in frames of about `bytesPerFrame` each.
+        let history = version.history
+        if !history.isEmpty || history.horizon > 0 {
+            var body = ByteWriter()
+            var count = 0
+            func flush() {
+                var frame = ByteWriter(capacity: body.bytes.count + 16)
+                frame.varint(history.horizon)
+                frame.varint(count)
+                frame.raw(body.bytes)
+                pending.submit(.history, frame.bytes)
+                body = ByteWriter()
+                count = 0
+            }
+            history.forEach(after: nil) { transaction in
+                body.transaction(transaction)
+                count += 1
+                if body.bytes.count >= DocumentFormat.bytesPerFrame { flush() }
+                return true
+            }
+            if count > 0 || history.isEmpty { flush() }
+        }
+
         var end = ByteWriter()
         end.varint(version.tables.count)
         for table in version.tables {

@@ -47,6 +47,8 @@ public enum SchemaMigration {
     public static func migrate(_ version: StoreVersion, to schema: StoreSchema, hints: MigrationHints) throws(Failure) -> StoreVersion {
         let old = version.schema
         var tables: [Table] = []
+        /// Per document entity: its entity and slots in `schema` (history follows them).
+        var moves: [Int: (entity: Int, slots: [Int: Int])] = [:]
         for (a, entity) in schema.entities.enumerated() {
             let hint = hints.entities.indices.contains(a) ? hints.entities[a] : nil
             guard let d = old.entityIndex(named: entity.name) else {
@@ -81,6 +83,9 @@ public enum SchemaMigration {
                     sources.append(nil)
                 }
             }
+            var slotMoves: [Int: Int] = [:]
+            for (slot, s) in sources.enumerated() { if let s { slotMoves[s] = slot } }
+            moves[d] = (a, slotMoves)
             let empty: Row = entity.attributes.enumerated().map { i, _ in hint?.defaults[i] ?? .null }
                 + entity.relationships.map { $0.isToMany ? .references([]) : .null }
             var table = Table(entity: entity)
@@ -119,7 +124,11 @@ public enum SchemaMigration {
                 }
             }
         }
-        return StoreVersion(schema: schema, tables: tables, generation: version.generation)
+        var migrated = StoreVersion(schema: schema, tables: tables, generation: version.generation)
+        migrated.history = version.history.mapChanges { change in
+            moves[change.entity].flatMap { change.moved(to: $0.entity, slots: $0.slots) }
+        }
+        return migrated
     }
 }
 

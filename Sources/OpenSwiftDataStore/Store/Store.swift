@@ -14,6 +14,11 @@ public final class Store: Sendable {
     private let published: Locked<StoreVersion>
     /// Serializes commits; readers never take it.
     private let commitPath = NSLock()
+    /// Per entity, the slots a deletion's tombstone keeps in history
+    /// (`.preserveValueOnDeletion`): the application's to say, not the document's.
+    private let tombstoneSlots = Locked<[[Int]]>([])
+    /// Wakes the tasks waiting for a commit (`waitForCommit(after:)`).
+    private let commitSignal = CommitSignal()
 
     public init(schema: StoreSchema) {
         self.schema = schema
@@ -42,6 +47,12 @@ public final class Store: Sendable {
         published.withLock { $0 }
     }
 
+    /// Sets, per entity, the attribute slots whose values a deletion keeps in
+    /// history (`.preserveValueOnDeletion`).
+    public func preserveOnDeletion(_ slots: [[Int]]) {
+        tombstoneSlots.withLock { $0 = slots }
+    }
+
     /// Applies `changes` atomically and publishes the result as a new version.
     ///
     /// Order: deletes, then inserts (an insert whose unique key exists updates that
@@ -56,11 +67,24 @@ public final class Store: Sendable {
         let old = current
         var version = old
         var result = try Self.apply(changes, to: &version)
+        let timestamp = Date()
+        let transaction = StoredTransaction.recording(
+            from: old, to: version, inserted: result.inserted, written: result.written, deleted: result.deleted,
+            author: changes.author, preserved: tombstoneSlots.withLock { $0 }, timestamp: timestamp)
+        if let transaction { version.history.append(transaction) }
+        try publish(version, record: CommitRecord(
+            from: old, to: version, written: result.written, deleted: result.deleted, author: changes.author,
+            timestamp: timestamp, transaction: transaction))
+        result.version = version
+        return result
+    }
+
+    /// Journals `record` (when there is a document), then publishes `version`.
+    /// The caller holds the commit path.
+    private func publish(_ version: StoreVersion, record: @autoclosure () -> CommitRecord) throws(StoreError) {
         if let document {
-            let record = CommitRecord(
-                from: old, to: version, written: result.written, deleted: result.deleted, author: changes.author)
             do {
-                try document.append(record, schema: schema)
+                try document.append(record(), schema: schema)
             } catch {
                 throw .document(error)
             }
@@ -75,36 +99,73 @@ public final class Store: Sendable {
             }
         }
         published.withLock { $0 = version }
-        result.version = version
-        return result
+        commitSignal.signal()
+    }
+
+    /// Deletes the history transactions of `generations` (those still present),
+    /// as a commit of its own that changes no row: the journal records it, so the
+    /// deletion survives a reopen. Tokens before the latest deleted generation
+    /// expire. Returns the generations deleted.
+    /// - Complexity: O(history)
+    @discardableResult
+    public func deleteHistory(_ generations: Set<UInt64>) throws(StoreError) -> [UInt64] {
+        commitPath.lock()
+        defer { commitPath.unlock() }
+        let old = current
+        guard !generations.isEmpty else { return [] }
+        var version = old
+        let removed = version.history.remove(generations: generations)
+        guard version.history.horizon != old.history.horizon || !removed.isEmpty else { return [] }
+        version.generation += 1
+        let pruning = (horizon: version.history.horizon, generations: removed)
+        try publish(version, record: CommitRecord(
+            generation: version.generation, timestamp: Date(), author: nil, nextRawIDs: [], puts: [], deletes: [],
+            pruning: pruning))
+        return removed
+    }
+
+    /// Suspends until a version after generation `generation` is published, or the
+    /// task is cancelled.
+    public func waitForCommit(after generation: UInt64) async {
+        await commitSignal.wait(until: { [self] in current.generation > generation })
     }
 
     /// Removes every row of every entity, as one commit; a document is rewritten
-    /// empty. Row identifiers are not reused afterwards.
-    public func removeAll() throws(StoreError) {
+    /// empty. Row identifiers are not reused afterwards. History goes too: every
+    /// token given out before expires.
+    /// Returns the version it emptied.
+    @discardableResult
+    public func removeAll() throws(StoreError) -> StoreVersion {
         commitPath.lock()
         defer { commitPath.unlock() }
-        let version = emptied(current)
+        let old = current
+        let version = emptied(old)
         do {
             try document?.compact(version)
         } catch {
             throw .document(error)
         }
         published.withLock { $0 = version }
+        commitSignal.signal()
+        return old
     }
 
     /// Deletes the document and its blobs, and empties the store. The document is
-    /// closed: later commits throw.
-    public func erase() throws(StoreError) {
+    /// closed: later commits throw. Returns the version it emptied.
+    @discardableResult
+    public func erase() throws(StoreError) -> StoreVersion {
         commitPath.lock()
         defer { commitPath.unlock() }
-        let version = emptied(current)
+        let old = current
+        let version = emptied(old)
         do {
             try document?.erase()
         } catch {
             throw .document(error)
         }
         published.withLock { $0 = version }
+        commitSignal.signal()
+        return old
     }
 
     /// The version after removing every row of `old`: the next generation, with
@@ -113,6 +174,7 @@ public final class Store: Sendable {
         var version = StoreVersion(schema: schema)
         version.generation = old.generation + 1
         for e in version.tables.indices { version.tables[e].reserveIdentifiers(below: old.tables[e].nextRawID) }
+        version.history.horizon = old.generation
         return version
     }
 

@@ -2,9 +2,11 @@ extension StoreVersion {
     /// Traps unless the version is consistent: every table's and every index's own
     /// invariants, each ordered index holding exactly one entry per row with the key
     /// that row's columns give (index ⇔ column agreement), and no two rows sharing a
-    /// key of a unique constraint. Tests call it after commits and reads.
+    /// key of a unique constraint; and history in order, within the version's
+    /// generation and schema. Tests call it after commits and reads.
     /// - Complexity: O(rows × (slots + indexes × log rows))
     public func _checkInvariants() {
+        history._checkInvariants(generation: generation, schema: schema)
         for (e, table) in tables.enumerated() {
             table._checkInvariants()
             for index in orderedIndexes[e] {

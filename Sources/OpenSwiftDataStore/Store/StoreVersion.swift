@@ -16,6 +16,9 @@ public struct StoreVersion: Sendable {
     /// Per entity, one R-tree per `.rtree` `#Index` (in declaration order), built by
     /// the first query that reads it (`SpatialIndex`).
     public internal(set) var spatialIndexes: [[SpatialIndex]]
+    /// The transactions of the commits that made this version, as far as
+    /// `Store.deleteHistory` left them.
+    public internal(set) var history = HistoryLog()
 
     init(schema: StoreSchema) {
         self.schema = schema

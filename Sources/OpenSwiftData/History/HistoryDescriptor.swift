@@ -1,0 +1,22 @@
+import Foundation
+
+/// Which history transactions to fetch or delete, in what order, how many.
+public struct HistoryDescriptor<TransactionType> where TransactionType: HistoryTransaction {
+    public var predicate: Predicate<TransactionType>?
+    /// The most transactions a fetch returns; 0 means no limit.
+    public var fetchLimit: UInt64 = 0
+    /// Empty: the order the commits happened in.
+    public var sortBy: [SortDescriptor<TransactionType>]
+
+    public init(predicate: Predicate<TransactionType>? = nil) {
+        self.predicate = predicate
+        self.sortBy = []
+    }
+
+    public init(predicate: Predicate<TransactionType>? = nil, sortBy: [SortDescriptor<TransactionType>] = []) {
+        self.predicate = predicate
+        self.sortBy = sortBy
+    }
+}
+
+extension HistoryDescriptor: @unchecked Sendable {}

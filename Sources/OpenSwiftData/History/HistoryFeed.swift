@@ -1,0 +1,66 @@
+import Foundation
+import OpenSwiftDataStore
+
+extension ModelContainer {
+    /// OpenSwiftData: the store's history transactions after `token` (all of them
+    /// when nil), then each new one as its commit publishes it: a change feed a
+    /// server can stream (over server-sent events, say) without polling.
+    ///
+    /// Iteration waits for the next commit when it has delivered everything; it
+    /// ends when its task is cancelled. It throws `historyTokenExpired` when
+    /// history it has not delivered yet was deleted (`deleteHistory`,
+    /// `deleteAllData`): the reader must resynchronize.
+    public func historyTransactions(after token: DefaultHistoryToken? = nil) -> HistoryTransactionFeed {
+        HistoryTransactionFeed(container: self, after: token.map { UInt64(clamping: $0.id) })
+    }
+}
+
+/// The transactions of a store as they commit (`ModelContainer.historyTransactions(after:)`).
+public struct HistoryTransactionFeed: AsyncSequence, Sendable {
+    public typealias Element = DefaultHistoryTransaction
+
+    let container: ModelContainer
+    let after: UInt64?
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(container: container, position: after ?? 0, checksExpiry: after != nil)
+    }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        /// Transactions fetched at once while catching up.
+        static let batch = 256
+
+        let container: ModelContainer
+        /// The generation of the last transaction delivered (or the start token's).
+        var position: UInt64
+        /// Whether a deletion of history after `position` is an error: once a start
+        /// token was given or anything was delivered.
+        var checksExpiry: Bool
+        var pending: [StoredTransaction] = []
+
+        /// The next transaction, waiting for a commit if there is none yet; nil
+        /// once the task is cancelled.
+        /// - Complexity: O(log n) per batch of transactions, plus their changes.
+        public mutating func next() async throws -> DefaultHistoryTransaction? {
+            while pending.isEmpty {
+                if Task.isCancelled { return nil }
+                let version = container.store.current
+                let history = version.history
+                if checksExpiry, history.horizon > position {
+                    throw SwiftDataError(
+                        .historyTokenExpired,
+                        "history after generation \(position) was deleted (up to generation \(history.horizon))")
+                }
+                history.forEach(after: position) { transaction in
+                    pending.append(transaction)
+                    return pending.count < Self.batch
+                }
+                if pending.isEmpty { await container.store.waitForCommit(after: version.generation) }
+            }
+            let stored = pending.removeFirst()
+            position = stored.generation
+            checksExpiry = true
+            return container.transaction(stored)
+        }
+    }
+}
