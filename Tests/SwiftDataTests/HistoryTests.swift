@@ -374,4 +374,61 @@ final class Leg {
         #expect(accountUpdate.updatedAttributes.count == 1)
         #expect(accountUpdate.updatedAttributes.contains(\.holder))
     }
+
+    @Test func termsUnderOrAndNotAreEvaluatedNotTakenAsBounds() throws {
+        let context = ModelContext(try container())
+        for ref in ["A", "B", "C", "D"] { _ = try insertFlight(ref, into: context) }
+        let tokens = try allHistory(context).map(\.token)
+        let second = tokens[1], third = tokens[2]
+        func fetch(_ predicate: Predicate<DefaultHistoryTransaction>) throws -> [DefaultHistoryToken] {
+            try context.fetchHistory(HistoryDescriptor(predicate: predicate)).map(\.token)
+        }
+        #expect(try fetch(#Predicate { $0.token < second || $0.token > third }) == [tokens[0], tokens[3]])
+        #expect(try fetch(#Predicate { !($0.token > second) }) == [tokens[0], tokens[1]])
+        #expect(try fetch(#Predicate { $0.token > second && ($0.author == nil || $0.author == "x") }) == [tokens[2], tokens[3]])
+    }
+
+    @Test func boundsAtTheEdgesOfTheTokenRange() throws {
+        let context = ModelContext(try container())
+        for ref in ["A", "B", "C"] { _ = try insertFlight(ref, into: context) }
+        let tokens = try allHistory(context).map(\.token)
+        let second = tokens[1]
+        try context.deleteHistory(HistoryDescriptor<DefaultHistoryTransaction>(predicate: #Predicate { $0.token < second }))
+
+        func fetch(_ predicate: Predicate<DefaultHistoryTransaction>) throws -> [DefaultHistoryToken] {
+            try context.fetchHistory(HistoryDescriptor(predicate: predicate)).map(\.token)
+        }
+        // Asking from the very start, however it is written, asks for what was deleted.
+        for start in [DefaultHistoryToken(id: -1), DefaultHistoryToken(id: 0)] {
+            #expect(throws: SwiftDataError.historyTokenExpired) { try fetch(#Predicate { $0.token > start }) }
+            #expect(throws: SwiftDataError.historyTokenExpired) { try fetch(#Predicate { $0.token >= start }) }
+        }
+        let last = DefaultHistoryToken(id: .max), negative = DefaultHistoryToken(id: -5)
+        #expect(try fetch(#Predicate { $0.token > last }) == [])
+        #expect(try fetch(#Predicate { $0.token <= negative }) == [])
+        #expect(try fetch(#Predicate { $0.token < last }) == [tokens[1], tokens[2]])
+        #expect(try allHistory(context).map(\.token) == [tokens[1], tokens[2]])
+    }
+
+    @Test func aTornLastSaveTakesItsTransactionWithIt() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let url = folder.file("flights.store")
+        do {
+            let context = ModelContext(try container(at: url))
+            for ref in ["A", "B", "C"] { _ = try insertFlight(ref, into: context, author: ref) }
+        }
+        // Cut the last frame short, as a crash in the middle of the save would.
+        let bytes = try Data(contentsOf: url)
+        try bytes.prefix(bytes.count - 7).write(to: url)
+        let context = ModelContext(try container(at: url))
+        #expect(try allHistory(context).map(\.author) == ["A", "B"])
+        #expect(try flights(context) == ["A", "B"])
+        _ = try insertFlight("D", into: context, author: "D")
+        #expect(try allHistory(context).map(\.author) == ["A", "B", "D"])
+    }
+
+    private func flights(_ context: ModelContext) throws -> [String] {
+        try context.fetch(FetchDescriptor<Flight>(sortBy: [SortDescriptor(\.airlineBookingRef)])).map(\.airlineBookingRef)
+    }
 }

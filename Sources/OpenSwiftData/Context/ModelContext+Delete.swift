@@ -13,6 +13,7 @@ extension ModelContext {
         let backing = model.modelBacking
         guard backing.context === self else { return }
         let id = backing.identifier
+        if undoManager != nil, isPendingInsert(id) || !deletedSet.contains(id) { registerUndoOfDelete(model) }
         if isPendingInsert(id) {
             inserted.removeAll { $0 == id }
             registry.remove(id)

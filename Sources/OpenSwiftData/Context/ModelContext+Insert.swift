@@ -25,10 +25,13 @@ extension ModelContext {
             }
             // A model of another context stays there; SwiftData traps here, we skip it.
             guard backing.context == nil else { continue }
+            // A saved model whose deletion is undone comes back as a new one.
+            if !backing.identifier.isTemporary { backing.prepareForReinsertion() }
             backing.context = self
             backing.isDeleted = false
             registry.register(model, as: backing.identifier, retained: true)
             inserted.append(backing.identifier)
+            registerUndoOfInsert(model)
             RelationshipGraph.linkInverses(of: model)
             for j in backing.layout.relationships.indices {
                 for related in backing.resolvedModels(j) ?? [] where related.modelBacking.context == nil {
@@ -40,9 +43,10 @@ extension ModelContext {
 
     /// Inserts the new models that pending changes made reachable, such as a new
     /// model appended to a saved model's to-many relationship; a context with
-    /// `autosaveEnabled` other than the main one then saves.
+    /// `autosaveEnabled` other than the main one then saves. Ends the undo group of the changes so far (`undoManager`).
     public func processPendingChanges() {
         insertReachableModels()
+        endUndoEvent()
         if autosaveEnabled, !isMainContext, hasChanges { try? save() }
     }
 

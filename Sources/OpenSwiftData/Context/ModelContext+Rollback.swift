@@ -1,7 +1,8 @@
 extension ModelContext {
-    /// Discards pending inserts and deletes and restores changed models to their
-    /// last saved values.
+    /// Discards pending inserts and deletes, restores changed models to their
+    /// last saved values, and empties the undo stack.
     public func rollback() {
+        undoManager?.removeAllActions()
         for id in inserted {
             guard let model = registry.remove(id) else { continue }
             model.modelBacking.context = nil

@@ -18,8 +18,12 @@ extension ModelContext {
     /// First inserts models made reachable by changes, applies delete rules
     /// (cascade, nullify; `deny` throws and nothing is deleted) and validates
     /// relationship counts. An insert whose unique key exists updates that model
-    /// instead (upsert), and the inserted instance takes its identifier.
+    /// instead (upsert), and the inserted instance takes its identifier. Ends the
+    /// undo group of the changes so far.
     public func save() throws {
+        // The save's cascades and nullifications join the undo group of the deletes
+        // that caused them; the group ends with the save.
+        defer { endUndoEvent() }
         autosaveScheduled = false
         insertReachableModels()
         guard hasChanges else { return }

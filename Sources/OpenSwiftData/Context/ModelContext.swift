@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import OpenSwiftDataStore
 
 /// Tracks models and their unsaved changes, and reads and writes them through
@@ -15,6 +16,21 @@ public class ModelContext: Equatable, SendableMetatype {
     public var autosaveEnabled = false {
         didSet { if autosaveEnabled, hasChanges { scheduleAutosave() } }
     }
+
+    /// Records changes to the context's models for undo and redo when set
+    /// (`ModelContext+Undo.swift`); nil by default.
+    public var undoManager: UndoManager? {
+        didSet {
+            if (oldValue == nil) != (undoManager == nil) {
+                Self.undoContexts.add(undoManager == nil ? -1 : 1, ordering: .relaxed)
+            }
+        }
+    }
+
+    /// How many contexts of the process have an undo manager: while none has, a
+    /// property write skips looking its model's context up for undo (a weak
+    /// reference load, about 1 % of an insert).
+    static let undoContexts = Atomic<Int>(0)
 
     var isMainContext = false
     var autosaveScheduled = false
@@ -37,6 +53,7 @@ public class ModelContext: Equatable, SendableMetatype {
     /// item its trip), which would otherwise keep the context's models alive after it:
     /// a model read after its context ended has no relationships to resolve anyway.
     deinit {
+        if undoManager != nil { Self.undoContexts.add(-1, ordering: .relaxed) }
         let models = registry.allModels()
         for model in models { model.modelBacking.dropResolvedRelationships() }
     }

@@ -17,7 +17,8 @@ public final class ModelDocument {
     public let schema: Schema
     /// The working copy's container; its contexts see the unsaved work.
     public private(set) var container: ModelContainer
-    /// The context to edit the document with. `revertToSaved()` replaces it.
+    /// The context to edit the document with, with an `UndoManager`.
+    /// `revertToSaved()` replaces it.
     public private(set) var mainContext: ModelContext
 
     private var file: Document?
@@ -49,7 +50,10 @@ public final class ModelDocument {
         let container = try ModelContainer(
             for: schema, migrationPlan: nil, configurations: [ModelConfiguration(isStoredInMemoryOnly: true)],
             store: Store(schema: schema.storeSchema, version: version), identifier: document.storeIdentifier)
-        return (container, ModelContext(container))
+        // Documents undo, as document-based SwiftData apps do.
+        let context = ModelContext(container)
+        context.undoManager = UndoManager()
+        return (container, context)
     }
 
     /// Whether the working copy differs from the file: unsaved context changes, or

@@ -11,6 +11,9 @@ import Foundation
 struct HistoryPredicateScope {
     /// The first generation wanted (inclusive); 0 when unbounded.
     var lowest: UInt64 = 0
+    /// Whether a term bounds the tokens from below (`>`, `>=`, `==`): the fetch
+    /// then asks for history from a point, which deleted history can expire.
+    var isBoundedBelow = false
     /// The last generation wanted (inclusive).
     var highest: UInt64 = .max
     /// Transactions by this author only (`.some(nil)`: with no author).
@@ -38,6 +41,7 @@ struct HistoryPredicateScope {
     /// generation 1, so a token at or below 0 bounds nothing from below.)
     mutating func token(_ op: PredicateExpressions.ComparisonOperator, _ token: DefaultHistoryToken) {
         let id = Int64(token.id)
+        if op == .greaterThan || op == .greaterThanOrEqual { isBoundedBelow = true }
         switch op {
         case .greaterThan: id == .max ? excludeAll() : (lowest = max(lowest, id < 0 ? 0 : UInt64(id) + 1))
         case .greaterThanOrEqual: lowest = max(lowest, id < 0 ? 0 : UInt64(id))

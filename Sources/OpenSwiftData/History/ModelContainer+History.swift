@@ -7,22 +7,26 @@ extension ModelContainer {
     /// The transactions `descriptor` selects from the published version, oldest
     /// first unless it sorts them.
     ///
-    /// Throws `historyTokenExpired` when the predicate asks for transactions from a
-    /// token and history at or after that point was deleted.
+    /// Throws `historyTokenExpired` when the predicate bounds the tokens from below
+    /// (`>`, `>=`, `==`) and the first generation it asks for is at or before the
+    /// latest deleted one (the horizon).
     /// - Complexity: O(log n + transactions in the token range + their changes)
     func history(
         matching descriptor: HistoryDescriptor<DefaultHistoryTransaction>, checkingExpiry: Bool = true
     ) throws -> [DefaultHistoryTransaction] {
         let history = store.current.history
         let scope = HistoryPredicateScope(descriptor.predicate)
-        if checkingExpiry, scope.lowest > 0, scope.lowest <= history.horizon {
+        // Transactions start at generation 1: a bound at or below it asks for all.
+        let from = max(scope.lowest, 1)
+        if checkingExpiry, scope.isBoundedBelow, !scope.isEmpty, from <= history.horizon {
             throw SwiftDataError(
                 .historyTokenExpired,
-                "history from generation \(scope.lowest) on was partly deleted (up to generation \(history.horizon))")
+                "history from generation \(from) on was partly deleted (up to generation \(history.horizon))")
         }
         let limit = descriptor.fetchLimit == 0 ? Int.max : Int(clamping: descriptor.fetchLimit)
         let inOrder = descriptor.sortBy.isEmpty
         var result: [DefaultHistoryTransaction] = []
+        // (An empty token range asks for nothing, so nothing of it can be gone.)
         guard !scope.isEmpty else { return result }
         try history.forEach(after: scope.lowest == 0 ? nil : scope.lowest - 1, through: scope.highest) { stored in
             if let author = scope.author, stored.author != author { return true }

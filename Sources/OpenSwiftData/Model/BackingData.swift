@@ -39,6 +39,9 @@ protocol ModelBacking: AnyObject {
     func refault(from table: Table, generation: UInt64, keepingRelationships: Bool)
     /// Brings a model without unsaved changes to its row in a newer version's table.
     func refresh(from table: Table, row: Row?, generation: UInt64)
+    /// Makes a deleted, saved model new again (undoing its deletion): its values
+    /// loaded, no saved row, a temporary identifier.
+    func prepareForReinsertion()
 }
 
 /// The non-generic root of our backing data: checking a model's backing data against
@@ -209,6 +212,14 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         forgetResolvedRelationships()
     }
 
+    func prepareForReinsertion() {
+        prepare()
+        storedCommitted = nil
+        dirty = []
+        isDeleted = false
+        storedIdentifier = PersistentIdentifier.temporary(in: layout.temporaryScope)
+    }
+
     /// Gives a fresh backing data its empty row, or reads a fault's row.
     @inline(__always)
     private func prepare() {
@@ -299,6 +310,9 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
 
     private func setAttribute(_ i: Int, to value: Value) {
         prepare()
+        if ModelContext.undoContexts.load(ordering: .relaxed) > 0, let context, context.undoManager != nil {
+            context.willChange(self, slot: i)
+        }
         // Initial values that are not literals (`UUID()`, `.now`) and writes of an
         // unchanged value may equal what the row holds: skipping them spares the copy
         // of a row shared with the layout.
@@ -343,6 +357,9 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
 
     func setRelated(_ index: Int, to models: [any PersistentModel]) {
         prepare()
+        if ModelContext.undoContexts.load(ordering: .relaxed) > 0, let context, context.undoManager != nil {
+            context.willChange(self, slot: layout.attributes.count + index)
+        }
         if !(models.isEmpty && related[index]?.isEmpty == true) { related[index] = models }
         noteChange(slot: layout.attributes.count + index)
     }

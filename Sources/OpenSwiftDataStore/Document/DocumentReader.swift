@@ -168,6 +168,22 @@ public struct DocumentReader {
         }
         var tables = schema.entities.map { Table(entity: $0) }
         var history = HistoryLog()
+        var sawHistoryFrame = false
+        /// Generations the journal deleted from history, applied once at the end
+        /// (a deletion only names generations before its own, so the order of
+        /// deletions and later appends does not matter), and how many it listed.
+        var pruned = Set<UInt64>()
+        var prunedListed = 0
+        var prunedHorizon: UInt64 = 0
+        /// A transaction makes one object per row it names when fetched: insert runs
+        /// of many rows are a few bytes in the file, so they are charged against the
+        /// decompression budget, as column cells are.
+        func charge(_ transaction: StoredTransaction, _ r: inout ByteReader) throws(ByteReader.Failure) {
+            budget -= transaction.changeCount * DocumentFormat.bytesPerDecodedCell
+            guard budget >= 0 else {
+                throw r.fail("history names more rows than a file of \(bytes.count) bytes may (see Limits)")
+            }
+        }
         var storeIdentifier: UUID?
         var orders: [[[RowID]?]] = schema.entities.map { $0.orderedIndexSlots.map { _ in nil } }
         // Column frames are decompressed and decoded on every core, a batch at a
@@ -228,17 +244,22 @@ public struct DocumentReader {
                 continue
             }
             if frame.kind == .history {
+                guard DocumentFormat.keepsHistory(major: header.major) else {
+                    throw .damaged(path: path, offset: frame.offset, reason: "a history frame in a format \(header.major) document")
+                }
                 try decode(frame) { (r: inout ByteReader) throws(ByteReader.Failure) in
                     let horizon = try r.varint()
-                    guard horizon <= header.generation, history.isEmpty || horizon == history.horizon else {
+                    guard horizon <= header.generation, !sawHistoryFrame || horizon == history.horizon else {
                         throw r.fail("history horizon \(horizon) out of range or differs between frames")
                     }
+                    sawHistoryFrame = true
                     history.horizon = horizon
                     for _ in 0..<(try r.count(limit: r.bytes.count)) {
                         let transaction = try r.transaction(schema: schema)
                         guard transaction.generation <= header.generation,
                               transaction.generation > history.last?.generation ?? 0
                         else { throw r.fail("history transaction \(transaction.generation) out of order or range") }
+                        try charge(transaction, &r)
                         history.append(transaction)
                     }
                 }
@@ -305,7 +326,9 @@ public struct DocumentReader {
             }
             let keepsHistory = DocumentFormat.keepsHistory(major: header.major)
             let record = try decode(frame) { (r: inout ByteReader) throws(ByteReader.Failure) in
-                try r.commit(schema: schema, history: keepsHistory, blob: blob)
+                let record = try r.commit(schema: schema, history: keepsHistory, blob: blob)
+                if let transaction = record.transaction { try charge(transaction, &r) }
+                return record
             }
             guard record.generation == generation + 1 else {
                 throw .damaged(
@@ -322,14 +345,23 @@ public struct DocumentReader {
             }
             for (e, next) in record.nextRawIDs { tables[e].reserveIdentifiers(below: next) }
             if let pruning = record.pruning {
-                history.remove(generations: Set(pruning.generations))
-                history.horizon = max(history.horizon, pruning.horizon)
+                pruned.formUnion(pruning.generations)
+                prunedListed += pruning.generations.count
+                prunedHorizon = max(prunedHorizon, pruning.horizon)
             }
             if let transaction = record.transaction { history.append(transaction) }
             generation = record.generation
             frames.append(FrameSummary(kind: .commit, offset: start, length: frame.length, rawLength: frame.payload.count))
             offset += frame.length
             journalFrames += 1
+        }
+
+        // A deletion lists only transactions present, each once.
+        if prunedListed > 0 || prunedHorizon > 0 {
+            guard history.remove(generations: pruned).count == prunedListed, pruned.count == prunedListed else {
+                throw .damaged(path: path, offset: snapshotLength, reason: "the journal deletes history it does not hold")
+            }
+            history.horizon = max(history.horizon, prunedHorizon)
         }
 
         // Ordered indexes: the snapshot's order (checked) merged with the rows the

@@ -37,6 +37,15 @@ public struct HistoryLog: Sendable {
         count += 1
     }
 
+    /// Gives the log a last chunk of its own: a store starting from a version
+    /// another store may also go on from calls it, so their commits never append to
+    /// one shared chunk (each store's appends are serialized, two stores' are not).
+    /// - Complexity: O(chunk capacity)
+    public mutating func ownTail() {
+        let slot = count % Self.chunkCapacity
+        if slot != 0 { chunks[chunks.count - 1] = chunks[chunks.count - 1].prefix(slot) }
+    }
+
     /// The last transaction.
     public var last: StoredTransaction? {
         count == 0 ? nil : self[count - 1]

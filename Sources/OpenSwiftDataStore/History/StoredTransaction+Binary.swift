@@ -64,7 +64,10 @@ extension ByteReader {
             return RowID(raw)
         }
         var changes: [StoredChange] = []
-        for _ in 0..<(try count(limit: bytes.count)) {
+        let n = try count(limit: bytes.count)
+        // The writer records no transaction that changed nothing.
+        guard n > 0 else { throw fail("a history transaction without changes") }
+        for _ in 0..<n {
             let tag = try byte()
             let e = try entity(&self)
             let id = try rowID(&self)
@@ -83,6 +86,7 @@ extension ByteReader {
                     guard slot < slotCount, (slots.last ?? -1) < slot else { throw fail("updated slot \(slot) out of range or order") }
                     slots.append(slot)
                 }
+                guard !slots.isEmpty else { throw fail("an update of no slot") }
                 changes.append(.updated(entity: e, id: id, slots: slots))
             case 3:
                 var preserved: [Int: Value] = [:]
@@ -116,7 +120,8 @@ extension ByteReader {
         var previous: UInt64 = 0
         for _ in 0..<(try count(limit: bytes.count)) {
             let delta = try varint()
-            guard result.isEmpty || delta > 0, delta <= UInt64(Int64.max) - previous else {
+            // Strictly ascending from generation 1: no transaction has generation 0.
+            guard delta > 0, delta <= UInt64(Int64.max) - previous else {
                 throw fail("history generations out of order")
             }
             previous += delta

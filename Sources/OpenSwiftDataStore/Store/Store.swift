@@ -31,6 +31,8 @@ public final class Store: Sendable {
     public init(schema: StoreSchema, version: StoreVersion) {
         self.schema = schema
         self.document = nil
+        var version = version
+        version.history.ownTail()
         self.published = Locked(version)
     }
 
@@ -38,6 +40,8 @@ public final class Store: Sendable {
     public init(document: Document, version: StoreVersion) {
         self.schema = version.schema
         self.document = document
+        var version = version
+        version.history.ownTail()
         self.published = Locked(version)
     }
 

@@ -1,0 +1,168 @@
+import Foundation
+import SwiftData
+import Testing
+
+/// Issue #14, point 4: undo and redo of a context's changes, grouped per
+/// `processPendingChanges()` or `save()`.
+@Suite struct ModelContextUndoTests {
+    private func context() throws -> ModelContext {
+        let container = try ModelContainer(for: Flight.self, Leg.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        context.undoManager = UndoManager()
+        return context
+    }
+
+    private func flights(_ context: ModelContext) throws -> [String] {
+        try context.fetch(FetchDescriptor<Flight>(sortBy: [SortDescriptor(\.airlineBookingRef)])).map(\.airlineBookingRef)
+    }
+
+    @Test func attributeChangesUndoAndRedoPerGroup() throws {
+        let context = try context()
+        let flight = Flight(airlineBookingRef: "A1", destination: "Oslo", flightTime: 90)
+        context.insert(flight)
+        try context.save()
+
+        flight.flightTime = 100
+        flight.destination = "Bergen"
+        context.processPendingChanges()
+        flight.flightTime = 110
+        context.processPendingChanges()
+
+        let undo = try #require(context.undoManager)
+        undo.undo()
+        #expect(flight.flightTime == 100)
+        #expect(flight.destination == "Bergen")
+        undo.undo()
+        #expect(flight.flightTime == 90)
+        #expect(flight.destination == "Oslo")
+        #expect(context.hasChanges, "the undone values are changes to save")
+        undo.redo()
+        #expect(flight.flightTime == 100 && flight.destination == "Bergen")
+
+        // Saved, the undone state is what the store holds.
+        undo.undo()
+        try context.save()
+        let other = ModelContext(context.container)
+        let stored = try #require(try other.fetch(FetchDescriptor<Flight>()).first)
+        #expect(stored.flightTime == 90 && stored.destination == "Oslo")
+    }
+
+    @Test func anInsertUndoesToNothingAndRedoesBack() throws {
+        let context = try context()
+        let flight = Flight(airlineBookingRef: "A1", destination: "Oslo", flightTime: 90)
+        context.insert(flight)
+        context.processPendingChanges()
+        context.undoManager?.undo()
+        #expect(!context.hasChanges)
+        try context.save()
+        #expect(try flights(context).isEmpty)
+
+        context.undoManager?.redo()
+        try context.save()
+        #expect(try flights(context) == ["A1"])
+
+        // Undone after its save: a delete the next save writes.
+        context.undoManager?.undo()
+        try context.save()
+        #expect(try flights(context).isEmpty)
+    }
+
+    @Test func aSavedCascadeDeleteComesBackWithItsChildren() throws {
+        let context = try context()
+        let flight = Flight(airlineBookingRef: "A1", destination: "Oslo", flightTime: 90)
+        let legs = [Leg(code: "OSL-BGO"), Leg(code: "BGO-SVG")]
+        context.insert(flight)
+        flight.legs = legs
+        try context.save()
+        let oldID = flight.persistentModelID
+
+        context.delete(flight)
+        try context.save()
+        #expect(try context.fetchCount(FetchDescriptor<Leg>()) == 0, "the legs went with the flight")
+
+        context.undoManager?.undo()
+        try context.save()
+        #expect(try flights(context) == ["A1"])
+        #expect(flight.persistentModelID != oldID, "a saved model comes back as a new one")
+        let storedLegs = try context.fetch(FetchDescriptor<Leg>(sortBy: [SortDescriptor(\.code)]))
+        #expect(storedLegs.map(\.code) == ["BGO-SVG", "OSL-BGO"])
+        #expect(storedLegs.allSatisfy { $0.flight === flight })
+        #expect(Set(flight.legs.map(\.code)) == ["OSL-BGO", "BGO-SVG"])
+
+        // And the delete redoes.
+        context.undoManager?.redo()
+        try context.save()
+        #expect(try flights(context).isEmpty)
+        #expect(try context.fetchCount(FetchDescriptor<Leg>()) == 0)
+    }
+
+    @Test func aPendingDeleteUndoes() throws {
+        let context = try context()
+        let flight = Flight(airlineBookingRef: "A1", destination: "Oslo", flightTime: 90)
+        context.insert(flight)
+        try context.save()
+        context.delete(flight)
+        context.processPendingChanges()
+        #expect(flight.isDeleted)
+        context.undoManager?.undo()
+        #expect(!flight.isDeleted)
+        #expect(!context.hasChanges)
+    }
+
+    @Test func relationshipChangesRestoreBothSides() throws {
+        let context = try context()
+        let first = Flight(airlineBookingRef: "A1", destination: "Oslo", flightTime: 90)
+        let second = Flight(airlineBookingRef: "A2", destination: "Rome", flightTime: 150)
+        let leg = Leg(code: "OSL-BGO")
+        [first, second].forEach(context.insert)
+        context.insert(leg)
+        leg.flight = first
+        try context.save()
+
+        leg.flight = second
+        context.processPendingChanges()
+        #expect(first.legs.isEmpty && second.legs.map(\.code) == ["OSL-BGO"])
+        context.undoManager?.undo()
+        #expect(leg.flight === first)
+        #expect(first.legs.map(\.code) == ["OSL-BGO"])
+        #expect(second.legs.isEmpty)
+        try context.save()
+        let other = ModelContext(context.container)
+        let stored = try #require(try other.fetch(FetchDescriptor<Leg>()).first)
+        #expect(stored.flight?.airlineBookingRef == "A1")
+    }
+
+    @Test func rollbackEmptiesTheStackAndUndoCanBeTurnedOff() throws {
+        let context = try context()
+        let flight = Flight(airlineBookingRef: "A1", destination: "Oslo", flightTime: 90)
+        context.insert(flight)
+        try context.save()
+        flight.flightTime = 1
+        #expect(context.undoManager?.canUndo == true)
+        context.rollback()
+        #expect(context.undoManager?.canUndo == false)
+        #expect(flight.flightTime == 90)
+
+        context.isUndoEnabled = false
+        #expect(context.undoManager == nil)
+        flight.flightTime = 2
+        context.isUndoEnabled = true
+        #expect(context.undoManager?.canUndo == false, "changes made without a manager are not recorded")
+    }
+
+    @Test func aDocumentUndoes() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let document = try ModelDocument(for: Flight.self, Leg.self, contentsOf: folder.file("trips.osd"))
+        let context = document.mainContext
+        #expect(context.undoManager != nil)
+        let flight = Flight(airlineBookingRef: "A1", destination: "Oslo", flightTime: 90)
+        context.insert(flight)
+        context.processPendingChanges()
+        flight.flightTime = 45
+        context.undoManager?.undo()
+        #expect(flight.flightTime == 90)
+        try document.save()
+        #expect(try flights(context) == ["A1"])
+    }
+}
