@@ -165,4 +165,68 @@ import Testing
         try document.save()
         #expect(try flights(context) == ["A1"])
     }
+
+    /// A saved flight in a new context whose undo stack starts empty.
+    private func savedFlight() throws -> (ModelContext, Flight, UndoManager) {
+        let context = try context()
+        let flight = Flight(airlineBookingRef: "A1", destination: "Oslo", flightTime: 90)
+        context.insert(flight)
+        try context.save()
+        let undo = try #require(context.undoManager)
+        undo.removeAllActions()
+        return (context, flight, undo)
+    }
+
+    @Test func anUndoneDeleteRedoesAndAnUnchangedWriteRecordsNothing() throws {
+        let (context, flight, undo) = try savedFlight()
+
+        flight.flightTime = 90
+        #expect(!undo.canUndo, "writing the value it has is no change")
+
+        context.delete(flight)
+        context.processPendingChanges()
+        undo.undo()
+        #expect(!flight.isDeleted)
+        #expect(undo.canRedo)
+        undo.redo()
+        #expect(flight.isDeleted)
+        undo.undo()
+        #expect(!flight.isDeleted)
+    }
+
+    @Test func undoEndsAGroupTheAppBegan() throws {
+        let (context, flight, undo) = try savedFlight()
+        undo.beginUndoGrouping()
+        flight.flightTime = 10
+        undo.setActionName("Shorten")
+        flight.destination = "Bergen"
+        #expect(context.hasChanges)
+        #expect(undo.canUndo)
+        #expect(undo.undoActionName == "Shorten")
+        undo.undo()
+        #expect(flight.flightTime == 90 && flight.destination == "Oslo")
+        #expect(undo.redoActionName == "Shorten")
+    }
+
+    @Test func aToOneStealUndoesOnEverySide() throws {
+        let context = try context()
+        let first = Flight(airlineBookingRef: "A1", destination: "Oslo", flightTime: 90)
+        let second = Flight(airlineBookingRef: "A2", destination: "Rome", flightTime: 150)
+        let one = Leg(code: "ONE"), two = Leg(code: "TWO")
+        [first, second].forEach(context.insert)
+        [one, two].forEach(context.insert)
+        one.flight = first
+        two.flight = second
+        try context.save()
+
+        // `two` moves to the first flight, then the first flight's legs are replaced.
+        two.flight = first
+        first.legs = [two]
+        context.processPendingChanges()
+        #expect(one.flight == nil && second.legs.isEmpty)
+        context.undoManager?.undo()
+        #expect(one.flight === first && two.flight === second)
+        #expect(first.legs.map(\.code) == ["ONE"])
+        #expect(second.legs.map(\.code) == ["TWO"])
+    }
 }

@@ -106,4 +106,32 @@ import Testing
         #expect(probe.seen.map(\.1) == [false, true])
         #expect(!manager.isUndoing && !manager.isRedoing)
     }
+
+    @Test func withoutGroupsByEventARegistrationsGroupStaysOpen() {
+        let manager = UndoManager()
+        manager.groupsByEvent = false
+        let counter = Counter(manager)
+        counter.set(1)
+        counter.set(2)
+        #expect(manager.groupingLevel == 1)
+        manager.undo()
+        #expect(counter.value == 0, "undo() ended the open group and undid both")
+        #expect(manager.groupingLevel == 0)
+    }
+
+    @Test func undoInsideANestedGroupDoesNothing() {
+        let manager = UndoManager()
+        let counter = Counter(manager)
+        counter.set(1)
+        manager.endUndoGrouping()
+        manager.beginUndoGrouping()
+        manager.beginUndoGrouping()
+        manager.undo()
+        manager.redo()
+        #expect(counter.value == 1)
+        manager.endUndoGrouping()
+        manager.endUndoGrouping()
+        manager.undo()
+        #expect(counter.value == 0)
+    }
 }

@@ -18,6 +18,8 @@ extension ModelContext {
                 if deletedSet.remove(backing.identifier) != nil {
                     deleted.removeAll { $0 == backing.identifier }
                     backing.isDeleted = false
+                    // Undoing this undelete deletes it again (the redo of an undone delete).
+                    registerUndoOfInsert(model)
                     // The delete took it off the changed list; its changes stand.
                     if !backing.dirty.isEmpty { changed.insert(backing.identifier) }
                 }

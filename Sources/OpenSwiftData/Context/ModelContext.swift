@@ -31,6 +31,9 @@ public class ModelContext: Equatable, SendableMetatype {
     /// property write skips looking its model's context up for undo (a weak
     /// reference load, about 1 % of an insert).
     static let undoContexts = Atomic<Int>(0)
+    /// Deleted models the undo manager's actions hold: they left the registry, so
+    /// `deinit` breaks their relationship cycles from here.
+    var undoRetained: [any PersistentModel] = []
 
     var isMainContext = false
     var autosaveScheduled = false
@@ -53,9 +56,15 @@ public class ModelContext: Equatable, SendableMetatype {
     /// item its trip), which would otherwise keep the context's models alive after it:
     /// a model read after its context ended has no relationships to resolve anyway.
     deinit {
-        if undoManager != nil { Self.undoContexts.add(-1, ordering: .relaxed) }
         let models = registry.allModels()
-        for model in models { model.modelBacking.dropResolvedRelationships() }
+        for model in models + undoRetained { model.modelBacking.dropResolvedRelationships() }
+        if let undoManager {
+            Self.undoContexts.add(-1, ordering: .relaxed)
+            // Its actions hold models for a context that is gone, and the manager may
+            // live on. (Last: releasing them may end registered models, whose entries
+            // the registry must not be asked for afterwards.)
+            undoManager.removeAllActions(withTarget: self)
+        }
     }
 
     public static func == (lhs: ModelContext, rhs: ModelContext) -> Bool { lhs === rhs }

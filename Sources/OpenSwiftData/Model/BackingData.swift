@@ -310,13 +310,15 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
 
     private func setAttribute(_ i: Int, to value: Value) {
         prepare()
-        if ModelContext.undoContexts.load(ordering: .relaxed) > 0, let context, context.undoManager != nil {
-            context.willChange(self, slot: i)
-        }
         // Initial values that are not literals (`UUID()`, `.now`) and writes of an
         // unchanged value may equal what the row holds: skipping them spares the copy
-        // of a row shared with the layout.
-        if !storedValues[i].isIdentical(to: value) { storedValues[i] = value }
+        // of a row shared with the layout (and an undo step that changes nothing).
+        if !storedValues[i].isIdentical(to: value) {
+            if ModelContext.undoContexts.load(ordering: .relaxed) > 0, let context, context.undoManager != nil {
+                context.willChange(self, slot: i)
+            }
+            storedValues[i] = value
+        }
         noteChange(slot: i)
     }
 

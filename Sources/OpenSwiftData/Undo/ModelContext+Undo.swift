@@ -51,6 +51,7 @@ extension ModelContext {
         // resolved now, so inserting it again can link them back.
         let backing = model.modelBacking
         for j in backing.layout.relationships.indices { _ = backing.relatedModels(j) }
+        undoRetained.append(model)
         undoManager?.registerUndo(withTarget: self) { context in
             context.insertGraph(from: [model])
             context.scheduleAutosave()
@@ -71,7 +72,10 @@ extension ModelContext {
 
     private func restore<M: PersistentModel>(_ model: M, attribute: EntityLayout.AttributeSlot, to value: Value) {
         func write<V>(_: V.Type) {
-            guard let keyPath = attribute.keyPath as? ReferenceWritableKeyPath<M, V> else { return }
+            guard let keyPath = attribute.keyPath as? ReferenceWritableKeyPath<M, V> else {
+                assertionFailure("\(attribute.name) of \(M.self) has no writable key path of type \(V.self)")
+                return
+            }
             model[keyPath: keyPath] = attribute.decode(value, as: V.self)
         }
         _openExistential(attribute.swiftType, do: write)

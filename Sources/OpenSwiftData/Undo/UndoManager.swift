@@ -10,8 +10,10 @@ import Foundation
 /// `redo()` runs. With `groupsByEvent` (the default) a registration outside any
 /// group opens one, and it stays open until the end of the "event": there is
 /// no run loop to end it here, so `ModelContext.processPendingChanges()` and
-/// `save()` end it, as does `undo()` (Foundation's `undo()` also closes the open
-/// event group first). Nested groups are merged into the group around them.
+/// `save()` end it. `undo()` ends any open top-level group first, as Foundation's
+/// does. Nested groups are merged into the group around them. Without
+/// `groupsByEvent` a registration outside a group still opens one (Foundation
+/// would raise), which stays open until `endUndoGrouping()` or `undo()`.
 ///
 /// Not thread-safe, like Foundation's: use it where its context lives.
 open class UndoManager {
@@ -56,8 +58,10 @@ open class UndoManager {
         guard isUndoRegistrationEnabled else { return }
         if !isUndoing && !isRedoing { redoStack.removeAll() }
         if open.isEmpty {
+            // Foundation requires an open group without `groupsByEvent`; here one is
+            // opened either way, and only the event group ends with the event.
             beginUndoGrouping()
-            eventGroupOpen = true
+            eventGroupOpen = groupsByEvent
         }
         open[open.count - 1].actions.append(Action(run: { [weak target] in
             if let target { handler(target) }
@@ -111,13 +115,14 @@ open class UndoManager {
 
     // MARK: Undoing and redoing
 
-    open var canUndo: Bool { !undoStack.isEmpty || (eventGroupOpen && open.count == 1 && !open[0].actions.isEmpty) }
+    open var canUndo: Bool { !undoStack.isEmpty || (open.count == 1 && !open[0].actions.isEmpty) }
     open var canRedo: Bool { !redoStack.isEmpty }
 
-    /// Undoes the last group (ending the open event group first).
+    /// Undoes the last group, ending an open top-level group first (as Foundation's
+    /// does); inside a nested group it does nothing.
     open func undo() {
-        endEventGroup()
-        precondition(open.isEmpty, "undo() inside an undo group: end it first")
+        if open.count == 1 { endUndoGrouping() }
+        guard open.isEmpty else { return }
         guard let group = undoStack.popLast() else { return }
         isUndoing = true
         defer { isUndoing = false }
@@ -127,10 +132,9 @@ open class UndoManager {
         endUndoGrouping()
     }
 
-    /// Redoes the last undone group.
+    /// Redoes the last undone group; inside an open group it does nothing.
     open func redo() {
-        precondition(open.isEmpty, "redo() inside an undo group: end it first")
-        guard let group = redoStack.popLast() else { return }
+        guard open.isEmpty, let group = redoStack.popLast() else { return }
         isRedoing = true
         defer { isRedoing = false }
         beginUndoGrouping()
@@ -162,7 +166,7 @@ open class UndoManager {
         (open.last ?? undoStack.last)?.name = actionName
     }
 
-    open var undoActionName: String { undoStack.last?.name ?? "" }
+    open var undoActionName: String { (open.count == 1 && !open[0].actions.isEmpty ? open[0] : undoStack.last)?.name ?? "" }
     open var redoActionName: String { redoStack.last?.name ?? "" }
 
     private func trim() {
