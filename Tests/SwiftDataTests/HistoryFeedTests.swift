@@ -46,16 +46,35 @@ import Testing
         #expect(try await iterator.next()?.author == "b")
     }
 
-    @Test func cancellingTheTaskEndsTheFeed() async throws {
+    @Test func theFeedWaitsForCommitsUntilItsTaskIsCancelled() async throws {
         let container = try container()
+        try save("a", in: container)
+        let delivered = Delivered()
         let reader = Task {
-            var count = 0
-            for try await _ in container.historyTransactions() { count += 1 }
-            return count
+            for try await transaction in container.historyTransactions() { delivered.add(transaction.author) }
+            return delivered.authors
         }
-        try await Task.sleep(for: .milliseconds(50))
+        try await delivered.wait(for: 1)
+        // The reader is waiting now: a later commit reaches it.
+        try save("b", in: container)
+        try await delivered.wait(for: 2)
         reader.cancel()
-        #expect(try await reader.value == 0)
+        #expect(try await reader.value == ["a", "b"])
+    }
+
+    /// What a reader task delivered, for the test to wait on.
+    private final class Delivered: @unchecked Sendable {
+        private let lock = NSLock()
+        private var seen: [String?] = []
+
+        func add(_ author: String?) { lock.withLock { seen.append(author) } }
+        var authors: [String?] { lock.withLock { seen } }
+
+        /// Waits (up to 10 s) until `count` transactions arrived.
+        func wait(for count: Int) async throws {
+            for _ in 0..<1_000 where authors.count < count { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(authors.count == count)
+        }
     }
 
     @Test func historyDeletedBeforeItWasDeliveredExpiresTheFeed() async throws {

@@ -36,6 +36,7 @@ public struct HistoryTransactionFeed: AsyncSequence, Sendable {
         /// Whether a deletion of history after `position` is an error: once a start
         /// token was given or anything was delivered.
         var checksExpiry: Bool
+        /// Fetched and not yet delivered, newest first (delivered from the end).
         var pending: [StoredTransaction] = []
 
         /// The next transaction, waiting for a commit if there is none yet; nil
@@ -55,9 +56,10 @@ public struct HistoryTransactionFeed: AsyncSequence, Sendable {
                     pending.append(transaction)
                     return pending.count < Self.batch
                 }
+                pending.reverse()
                 if pending.isEmpty { await container.store.waitForCommit(after: version.generation) }
             }
-            let stored = pending.removeFirst()
+            let stored = pending.removeLast()
             position = stored.generation
             checksExpiry = true
             return container.transaction(stored)

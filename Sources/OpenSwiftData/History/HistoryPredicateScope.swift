@@ -1,4 +1,5 @@
 import Foundation
+import OpenSwiftDataStore
 
 /// What a history predicate says about tokens and authors, read from its
 /// expression tree so a fetch visits only the transactions in the token range,
@@ -36,6 +37,18 @@ struct HistoryPredicateScope {
 
     /// Whether the range holds no generation at all.
     var isEmpty: Bool { lowest > highest }
+
+    /// Calls `body` with each transaction of `history` in the token range and by
+    /// the author, oldest first, until it returns false. The predicate's other
+    /// terms are the caller's to test.
+    /// - Complexity: O(log n + transactions in the range)
+    func forEachCandidate(in history: HistoryLog, _ body: (StoredTransaction) throws -> Bool) rethrows {
+        guard !isEmpty else { return }
+        try history.forEach(after: lowest == 0 ? nil : lowest - 1, through: highest) { stored in
+            if let author, stored.author != author { return true }
+            return try body(stored)
+        }
+    }
 
     /// Narrows to the generations `op token` keeps. (Transactions start at
     /// generation 1, so a token at or below 0 bounds nothing from below.)

@@ -18,6 +18,7 @@ extension ModelContainer {
         let scope = HistoryPredicateScope(descriptor.predicate)
         // Transactions start at generation 1: a bound at or below it asks for all.
         let from = max(scope.lowest, 1)
+        // (An empty token range asks for nothing, so nothing of it can be gone.)
         if checkingExpiry, scope.isBoundedBelow, !scope.isEmpty, from <= history.horizon {
             throw SwiftDataError(
                 .historyTokenExpired,
@@ -26,10 +27,7 @@ extension ModelContainer {
         let limit = descriptor.fetchLimit == 0 ? Int.max : Int(clamping: descriptor.fetchLimit)
         let inOrder = descriptor.sortBy.isEmpty
         var result: [DefaultHistoryTransaction] = []
-        // (An empty token range asks for nothing, so nothing of it can be gone.)
-        guard !scope.isEmpty else { return result }
-        try history.forEach(after: scope.lowest == 0 ? nil : scope.lowest - 1, through: scope.highest) { stored in
-            if let author = scope.author, stored.author != author { return true }
+        try scope.forEachCandidate(in: history) { stored in
             let transaction = self.transaction(stored)
             if !scope.isExact, let predicate = descriptor.predicate, try !predicate.evaluate(transaction) { return true }
             result.append(transaction)
@@ -51,10 +49,10 @@ extension ModelContainer {
         }
         let scope = HistoryPredicateScope(descriptor.predicate)
         var generations = Set<UInt64>()
-        if scope.isExact, descriptor.fetchLimit == 0, !scope.isEmpty {
+        if scope.isExact, descriptor.fetchLimit == 0 {
             // No transaction need be made to decide: the scope is the predicate.
-            store.current.history.forEach(after: scope.lowest == 0 ? nil : scope.lowest - 1, through: scope.highest) { stored in
-                if scope.author == nil || stored.author == scope.author! { generations.insert(stored.generation) }
+            scope.forEachCandidate(in: store.current.history) { stored in
+                generations.insert(stored.generation)
                 return true
             }
         } else {
@@ -124,11 +122,7 @@ extension ModelContainer {
         func decode<T>(_: T.Type) -> Any { attribute.decode(stored, as: T.self) }
         let value = _openExistential(attribute.swiftType, do: decode)
         // A nil optional stays out of the tombstone; a present one is unwrapped.
-        let mirror = Mirror(reflecting: value)
-        if mirror.displayStyle == .optional {
-            guard let wrapped = mirror.children.first?.value else { return nil }
-            return assumeSendable(wrapped)
-        }
+        if let optional = value as? any _OptionalType { return optional._wrapped.map(assumeSendable) }
         return assumeSendable(value)
     }
 

@@ -119,7 +119,7 @@ public final class Store: Sendable {
         guard !generations.isEmpty else { return [] }
         var version = old
         let removed = version.history.remove(generations: generations)
-        guard version.history.horizon != old.history.horizon || !removed.isEmpty else { return [] }
+        guard !removed.isEmpty else { return [] }
         version.generation += 1
         let pruning = (horizon: version.history.horizon, generations: removed)
         try publish(version, record: CommitRecord(
