@@ -166,11 +166,13 @@ import Testing
         #expect(try flights(context) == ["A1"])
     }
 
-    /// A saved flight in a new context whose undo stack starts empty.
-    private func savedFlight() throws -> (ModelContext, Flight, UndoManager) {
+    /// A saved flight with saved legs of `legs` codes, in a new context whose undo
+    /// stack starts empty.
+    private func savedFlight(legs codes: [String] = []) throws -> (ModelContext, Flight, UndoManager) {
         let context = try context()
         let flight = Flight(airlineBookingRef: "A1", destination: "Oslo", flightTime: 90)
         context.insert(flight)
+        flight.legs = codes.map { Leg(code: $0) }
         try context.save()
         let undo = try #require(context.undoManager)
         undo.removeAllActions()
@@ -229,4 +231,185 @@ import Testing
         #expect(first.legs.map(\.code) == ["ONE"])
         #expect(second.legs.map(\.code) == ["TWO"])
     }
+
+    @Test func aSaveAfterAnUndoneInsertKeepsTheRedo() throws {
+        let context = try context()
+        let flight = Flight(airlineBookingRef: "A1", destination: "Oslo", flightTime: 90)
+        flight.legs = [Leg(code: "OSL-BGO"), Leg(code: "BGO-SVG")]
+        context.insert(flight)
+        try context.save()
+
+        let undo = try #require(context.undoManager)
+        undo.undo()
+        #expect(flight.isDeleted)
+        try context.save()
+        #expect(try flights(context).isEmpty)
+        #expect(try context.fetchCount(FetchDescriptor<Leg>()) == 0)
+        #expect(undo.canRedo, "the save wrote the undo; it registered nothing of its own")
+        #expect(!undo.canUndo)
+
+        undo.redo()
+        try context.save()
+        #expect(try flights(context) == ["A1"])
+        let legs = try context.fetch(FetchDescriptor<Leg>(sortBy: [SortDescriptor(\.code)]))
+        #expect(legs.map(\.code) == ["BGO-SVG", "OSL-BGO"])
+        #expect(legs.allSatisfy { $0.flight === flight })
+    }
+
+    @Test func deleteRulesRunWithTheEventOfTheDelete() throws {
+        let (context, flight, undo) = try savedFlight(legs: ["OSL-BGO", "BGO-SVG", "LOOSE"])
+        let legs = flight.legs
+
+        context.delete(flight)
+        context.processPendingChanges()
+        #expect(legs.count == 3 && legs.allSatisfy { $0.isDeleted }, "the cascade ran at the end of the event")
+        try context.save()
+        #expect(!undo.canRedo)
+
+        // One undo brings back the flight and what its deletion cascaded to.
+        undo.undo()
+        try context.save()
+        #expect(try flights(context) == ["A1"])
+        let stored = try context.fetch(FetchDescriptor<Leg>(sortBy: [SortDescriptor(\.code)]))
+        #expect(stored.map(\.code) == ["BGO-SVG", "LOOSE", "OSL-BGO"])
+        #expect(stored.allSatisfy { $0.flight === flight })
+        #expect(Set(flight.legs.map(\.code)) == ["OSL-BGO", "BGO-SVG", "LOOSE"])
+    }
+
+    @Test func aNullifiedInverseUndoesInTheDeletesGroup() throws {
+        let (context, flight, undo) = try savedFlight(legs: ["OSL-BGO"])
+        let leg = try #require(flight.legs.first)
+
+        context.delete(leg)
+        context.processPendingChanges()
+        #expect(flight.legs.isEmpty, "the nullify rule ran at the end of the event")
+        try context.save()
+        undo.undo()
+        #expect(flight.legs.map(\.code) == ["OSL-BGO"])
+        try context.save()
+        let other = ModelContext(context.container)
+        let stored = try #require(try other.fetch(FetchDescriptor<Leg>()).first)
+        #expect(stored.flight?.airlineBookingRef == "A1")
+    }
+
+    @Test func undoingAnUpsertRestoresTheRowItTookOver() throws {
+        let (context, flight, undo) = try savedFlight(legs: ["OSL-BGO"])
+        let leg = try #require(flight.legs.first)
+
+        // A new leg with the same unique code takes over the saved one's row.
+        let replacement = Leg(code: "OSL-BGO")
+        context.insert(replacement)
+        try context.save()
+        #expect(replacement.persistentModelID == leg.persistentModelID)
+        #expect(replacement.flight === flight, "the upsert kept the relationship the new leg left empty")
+
+        undo.undo()
+        #expect(!replacement.isDeleted, "the row it took over stays")
+        try context.save()
+        let other = ModelContext(context.container)
+        let stored = try other.fetch(FetchDescriptor<Leg>())
+        #expect(stored.map(\.code) == ["OSL-BGO"])
+        #expect(stored.first?.flight?.airlineBookingRef == "A1")
+    }
+
+    @Test func undoingAnUpsertThatChangedValuesRestoresThem() throws {
+        let context = try context()
+        let undo = try #require(context.undoManager)
+        let first = Flight(airlineBookingRef: "A1", destination: "Oslo", flightTime: 90)
+        let second = Flight(airlineBookingRef: "A2", destination: "Rome", flightTime: 150)
+        let leg = Leg(code: "X")
+        [first, second].forEach(context.insert)
+        context.insert(leg)
+        leg.flight = first
+        try context.save()
+        undo.removeAllActions()
+
+        let replacement = Leg(code: "X")
+        replacement.flight = second
+        context.insert(replacement)
+        try context.save()
+        #expect(replacement.flight === second)
+
+        undo.undo()
+        #expect(replacement.flight === first)
+        #expect(first.legs.map(\.code) == ["X"] && second.legs.isEmpty)
+        try context.save()
+        let reader = ModelContext(context.container)
+        #expect(try reader.fetch(FetchDescriptor<Leg>()).first?.flight?.airlineBookingRef == "A1")
+
+        undo.redo()
+        #expect(replacement.flight === second)
+        try context.save()
+        let later = ModelContext(context.container)
+        #expect(try later.fetch(FetchDescriptor<Leg>()).first?.flight?.airlineBookingRef == "A2")
+    }
+
+    @Test func referencesWithoutAnInverseFollowAReinsertedModel() throws {
+        let container = try ModelContainer(
+            for: Sight.self, MapPin.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let setup = ModelContext(container)
+        let tower = Sight(name: "Tower")
+        let pin = MapPin(label: "meet here")
+        let tour = MapPin(label: "tour")
+        setup.insert(pin)
+        setup.insert(tour)
+        pin.target = tower
+        tour.stops = [tower, Sight(name: "Bridge")]
+        try setup.save()
+
+        // A context that never loads the pins deletes the tower, and undoes that
+        // after the save.
+        let context = ModelContext(container)
+        context.undoManager = UndoManager()
+        let landmark = try #require(try context.fetch(FetchDescriptor<Sight>(predicate: #Predicate { $0.name == "Tower" })).first)
+        context.delete(landmark)
+        try context.save()
+        let between = ModelContext(container)
+        #expect(try between.fetch(FetchDescriptor<MapPin>(predicate: #Predicate { $0.label == "meet here" })).first?.target == nil)
+        context.undoManager?.undo()
+        try context.save()
+
+        let check = ModelContext(container)
+        let pins = try check.fetch(FetchDescriptor<MapPin>(sortBy: [SortDescriptor(\.label)]))
+        #expect(pins.map(\.label) == ["meet here", "tour"])
+        #expect(pins[0].target?.name == "Tower")
+        #expect(Set(pins[1].stops.map(\.name)) == ["Tower", "Bridge"])
+        #expect(pins[0].target?.persistentModelID == landmark.persistentModelID)
+    }
+
+    @Test func undoneRelationshipChangesNotifyObservers() throws {
+        let (context, flight, undo) = try savedFlight()
+        let leg = Leg(code: "OSL-BGO")
+        context.insert(leg)
+        try context.save()
+        undo.removeAllActions()
+
+        leg.flight = flight
+        context.processPendingChanges()
+        let legSide = Observed(), flightSide = Observed()
+        withObservationTracking { _ = leg.flight } onChange: { legSide.fire() }
+        withObservationTracking { _ = flight.legs } onChange: { flightSide.fire() }
+        undo.undo()
+        #expect(leg.flight == nil && flight.legs.isEmpty)
+        #expect(legSide.fired && flightSide.fired)
+    }
+}
+
+/// Counts an observation's change callback.
+private final class Observed: @unchecked Sendable {
+    private(set) var fired = false
+    func fire() { fired = true }
+}
+
+@Model final class Sight {
+    var name: String
+    init(name: String) { self.name = name }
+}
+
+/// Refers to landmarks without inverses.
+@Model final class MapPin {
+    var label: String
+    var target: Sight?
+    var stops: [Sight] = []
+    init(label: String) { self.label = label }
 }

@@ -1,9 +1,11 @@
 import Foundation
 
 extension ModelContext {
-    /// Marks `model` for deletion at the next save; delete rules apply then.
+    /// Marks `model` for deletion at the next save.
     ///
-    /// Deleting a model inserted since the last save simply forgets it.
+    /// Its delete rules (cascade, nullify) apply at the end of the event, as Core
+    /// Data propagates deletes: at `processPendingChanges()` or `save()`. Deleting a
+    /// model inserted since the last save forgets it at once.
     public func delete<T: PersistentModel>(_ model: T) {
         deleteModel(model)
         scheduleAutosave()
@@ -20,6 +22,7 @@ extension ModelContext {
             detachFromInverses(model)
             backing.isDeleted = true
             backing.context = nil
+            deletedInserts.append(model)
             return
         }
         if deletedSet.insert(id).inserted {
@@ -28,6 +31,44 @@ extension ModelContext {
             registry.retain(id)
             backing.isDeleted = true
         }
+    }
+
+    /// Runs the delete rules of the deletes made since they last ran: `cascade`
+    /// deletes the related models, and every deleted model leaves the inverse side of
+    /// its relationships (except `noAction` ones). `deny` is checked by `save()`.
+    ///
+    /// Running them within the event of the deletes puts their undo actions in the
+    /// same undo group, or, for the delete an undone insert makes, on the redo stack.
+    /// - Complexity: O(relationships of the deleted models and of what they cascade to)
+    func propagatePendingDeletes() {
+        // A cascade may delete saved models and models inserted since: loop until
+        // neither list has any left.
+        while propagatedDeletes < deleted.count || !deletedInserts.isEmpty {
+            while propagatedDeletes < deleted.count {
+                let id = deleted[propagatedDeletes]
+                propagatedDeletes += 1
+                if let model = registry[id] { propagate(model) }
+            }
+            while let model = deletedInserts.popLast() {
+                // Inserted again since: nothing to propagate.
+                if model.modelBacking.isDeleted { propagate(model) }
+            }
+        }
+    }
+
+    private func propagate(_ model: any PersistentModel) {
+        let backing = model.modelBacking
+        for (j, relationship) in backing.layout.relationships.enumerated() where relationship.deleteRule == .cascade {
+            for related in backing.relatedModels(j) { deleteModel(related) }
+        }
+        detachFromInverses(model)
+    }
+
+    /// Takes a pending delete back (the model is inserted again).
+    func undelete(_ id: PersistentIdentifier) {
+        guard deletedSet.remove(id) != nil, let i = deleted.firstIndex(of: id) else { return }
+        deleted.remove(at: i)
+        if i < propagatedDeletes { propagatedDeletes -= 1 }
     }
 
     /// Marks every model of type `T` that matches `predicate` for deletion.

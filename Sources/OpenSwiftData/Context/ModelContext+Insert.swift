@@ -15,8 +15,8 @@ extension ModelContext {
         while let model = work.popLast() {
             let backing = model.modelBacking
             if backing.context === self {
-                if deletedSet.remove(backing.identifier) != nil {
-                    deleted.removeAll { $0 == backing.identifier }
+                if deletedSet.contains(backing.identifier) {
+                    undelete(backing.identifier)
                     backing.isDeleted = false
                     // Undoing this undelete deletes it again (the redo of an undone delete).
                     registerUndoOfInsert(model)
@@ -27,8 +27,12 @@ extension ModelContext {
             }
             // A model of another context stays there; SwiftData traps here, we skip it.
             guard backing.context == nil else { continue }
-            // A saved model whose deletion is undone comes back as a new one.
-            if !backing.identifier.isTemporary { backing.prepareForReinsertion() }
+            // A saved model whose deletion is undone comes back as a new one; the save
+            // points references to its old row at it (`relinkReinsertions()`).
+            if !backing.identifier.isTemporary {
+                reinsertions.append((old: backing.identifier, model: model))
+                backing.prepareForReinsertion()
+            }
             backing.context = self
             backing.isDeleted = false
             registry.register(model, as: backing.identifier, retained: true)
@@ -44,10 +48,12 @@ extension ModelContext {
     }
 
     /// Inserts the new models that pending changes made reachable, such as a new
-    /// model appended to a saved model's to-many relationship; a context with
-    /// `autosaveEnabled` other than the main one then saves. Ends the undo group of the changes so far (`undoManager`).
+    /// model appended to a saved model's to-many relationship, and applies the delete
+    /// rules of pending deletes; a context with `autosaveEnabled` other than the main
+    /// one then saves. Ends the undo group of the changes so far (`undoManager`).
     public func processPendingChanges() {
         insertReachableModels()
+        propagatePendingDeletes()
         endUndoEvent()
         if autosaveEnabled, !isMainContext, hasChanges { try? save() }
     }

@@ -5,7 +5,7 @@ extension ModelContext {
     /// (temporary ones for unsaved models): the row a save would write.
     ///
     /// With `keepingDeleted`, references to models deleted since the last save stay:
-    /// until the save applies delete rules, the models still show them.
+    /// until their delete rules run, the models still show them.
     func row(of backing: any ModelBacking, keepingDeleted: Bool = false) -> Row {
         var row = backing.values
         let layout = backing.layout
@@ -29,7 +29,8 @@ extension ModelContext {
     /// The context's unsaved state as rows over the store: changed and inserted
     /// models' current rows. A predicate that follows relationships reads related
     /// rows through it, so it sees what the models show. Deleted models stay
-    /// visible, as they do on the models, until the save applies delete rules.
+    /// visible, as they do on the models, until their delete rules run
+    /// (`propagatePendingDeletes()`).
     /// - Complexity: O(pending models)
     func pendingRows() -> [EntityRow: Row?] {
         var overlay: [EntityRow: Row?] = [:]

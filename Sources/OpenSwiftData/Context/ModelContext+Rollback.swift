@@ -18,6 +18,10 @@ extension ModelContext {
         changed = []
         deleted = []
         deletedSet = []
+        propagatedDeletes = 0
+        deletedInserts = []
+        reinsertions = []
+        undoState = UndoState()
         registry.releaseAll()
         autosaveScheduled = false
     }

@@ -15,8 +15,9 @@ extension ModelContext {
 
     /// Writes pending inserts, changes and deletes to the store as one commit.
     ///
-    /// First inserts models made reachable by changes, applies delete rules
-    /// (cascade, nullify; `deny` throws and nothing is deleted) and validates
+    /// First inserts models made reachable by changes, checks `deny` rules (a
+    /// violation throws and saves nothing), applies the delete rules that have not run
+    /// yet (cascade, nullify; `processPendingChanges()` runs them too) and validates
     /// relationship counts. An insert whose unique key exists updates that model
     /// instead (upsert), and the inserted instance takes its identifier. Ends the
     /// undo group of the changes so far.
@@ -34,9 +35,11 @@ extension ModelContext {
         try validateRelationshipCounts(excluding: Set(closure.map { ObjectIdentifier($0) }))
         NotificationCenter.default.post(name: Self.willSave, object: self)
         applyDeletes(closure)
+        if !reinsertions.isEmpty { relinkReinsertions() }
 
         var changes = ChangeSet()
         changes.author = author
+        changes.keepsReplacedRows = undoManager != nil
         // Sized up front, and the inserted models kept once (their entities are the
         // change set's): at the peak of a large save, lists grown by doubling held
         // about 100 bytes per insert beyond what they need.
@@ -95,6 +98,10 @@ extension ModelContext {
             // The store's row is the truth now (an upsert merged relationships the new
             // model left empty): the model reads it when next used.
             let upserted = result.upserted.contains(temporary)
+            if upserted, let replaced = result.replacedRows[temporary] {
+                // Undoing this insert restores the row it took over (`ModelContext+Undo`).
+                undoState.replacedRows[ObjectIdentifier(model)] = replaced
+            }
             backing.refault(from: version.tables[entity], generation: result.generation, keepingRelationships: !upserted)
             if upserted {
                 updatedIDs.append(permanent)
@@ -121,6 +128,8 @@ extension ModelContext {
         changed = []
         deleted = []
         deletedSet = []
+        propagatedDeletes = 0
+        reinsertions = []
         registry.releaseAll()
 
         NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
@@ -157,10 +166,16 @@ extension ModelContext {
     }
 
     /// Marks the cascaded models deleted and removes every deleted model from the
-    /// inverse relationships of the models that stay.
+    /// inverse relationships of the models that stay. Deletes that were propagated
+    /// earlier in the event are detached again, which changes (and registers for undo)
+    /// only links made to them since.
     private func applyDeletes(_ closure: [any PersistentModel]) {
         for model in closure { deleteModel(model) }
         for model in closure { detachFromInverses(model) }
+        // The closure covers every saved model deleted; what may be left are deletes
+        // of models inserted since the last save, whose cascades still have to run.
+        propagatedDeletes = deleted.count
+        propagatePendingDeletes()
     }
 
     private func validateRelationshipCounts(excluding doomed: Set<ObjectIdentifier>) throws {

@@ -47,6 +47,18 @@ public class ModelContext: Equatable, SendableMetatype {
     /// Pending deletes, in deletion order.
     var deleted: [PersistentIdentifier] = []
     var deletedSet: Set<PersistentIdentifier> = []
+    /// How many of `deleted`, from the start, have had their delete rules run:
+    /// `processPendingChanges()`, `save()` and an undone insert run the rest
+    /// (`propagatePendingDeletes()`).
+    var propagatedDeletes = 0
+    /// Models inserted since the last save and deleted since, whose delete rules have
+    /// not run yet (they left the registry, so `deleted` does not list them).
+    var deletedInserts: [any PersistentModel] = []
+    /// Saved models deleted and inserted again, with the identifiers they had: the
+    /// next save points stored references to the old row at the new one.
+    var reinsertions: [(old: PersistentIdentifier, model: any PersistentModel)] = []
+    /// Undo's bookkeeping (`ModelContext+Undo.swift`).
+    var undoState = UndoState()
 
     public init(_ container: ModelContainer) {
         self.container = container

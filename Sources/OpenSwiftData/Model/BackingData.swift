@@ -304,7 +304,13 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         case let .attribute(i):
             setAttribute(i, to: layout.attributes[i].encode(newValue))
         case let .relationship(j):
-            RelationshipGraph.set(j, of: owner, to: models(in: newValue))
+            if ModelContext.undoContexts.load(ordering: .relaxed) > 0, let context,
+               context.undoState.isRestoringRelationshipSide {
+                // Undo restores each side of a relationship on its own.
+                setRelated(j, to: models(in: newValue))
+            } else {
+                RelationshipGraph.set(j, of: owner, to: models(in: newValue))
+            }
         }
     }
 

@@ -32,16 +32,23 @@ extension ModelContext {
             let j = slot - layout.attributes.count
             let old = backing.relatedModels(j)
             undoManager.registerUndo(withTarget: self) { context in
-                // Each side of the relationship registered its own change: restore
-                // this side alone, without touching inverses.
-                model.modelBacking.setRelated(j, to: old)
+                context.restore(model, relationship: j, to: old, bothSides: false)
             }
         }
     }
 
     func registerUndoOfInsert(_ model: any PersistentModel) {
         undoManager?.registerUndo(withTarget: self) { context in
-            context.deleteModel(model)
+            if let replaced = context.undoState.replacedRows.removeValue(forKey: ObjectIdentifier(model)) {
+                // The insert became an upsert: it changed the row it took over, and
+                // undoing it brings that row's values back.
+                context.restore(model, row: replaced)
+            } else {
+                context.deleteModel(model)
+                // The delete's rules run now, so their actions join the redo of the
+                // insert rather than a later save's undo group.
+                context.propagatePendingDeletes()
+            }
             context.scheduleAutosave()
         }
     }
@@ -65,6 +72,23 @@ extension ModelContext {
         #endif
     }
 
+    /// Writes each slot of `row` (a stored row of the model) that differs back:
+    /// attributes through the model's setters, relationships as a user's assignment
+    /// (both sides kept in step), each registering its own redo.
+    private func restore(_ model: any PersistentModel, row: Row) {
+        let backing = model.modelBacking
+        let layout = backing.layout
+        for (i, attribute) in layout.attributes.enumerated() where backing.values[i] != row[i] {
+            restore(model, attribute: attribute, to: row[i])
+        }
+        for (j, relationship) in layout.relationships.enumerated() {
+            let old = resolve(row[layout.attributes.count + j], of: relationship)
+            let current = backing.relatedModels(j)
+            guard old.count != current.count || zip(old, current).contains(where: { $0 !== $1 }) else { continue }
+            restore(model, relationship: j, to: old, bothSides: true)
+        }
+    }
+
     /// Writes `value` back through the model's own setter, so observers see the change.
     private func restore(_ model: any PersistentModel, attribute i: Int, to value: Value) {
         restore(model, attribute: model.modelBacking.layout.attributes[i], to: value)
@@ -80,4 +104,46 @@ extension ModelContext {
         }
         _openExistential(attribute.swiftType, do: write)
     }
+
+    /// Puts a relationship back as it was through the model's own setter, so
+    /// observers see it. Unless `bothSides`, without inverse maintenance: each side of
+    /// a relationship registered its own change and restores itself.
+    private func restore(
+        _ model: any PersistentModel, relationship j: Int, to models: [any PersistentModel], bothSides: Bool
+    ) {
+        let relationship = model.modelBacking.layout.relationships[j]
+        func write<M: PersistentModel>(_ model: M) {
+            func assign<V>(_: V.Type) {
+                guard let keyPath = relationship.keyPath as? ReferenceWritableKeyPath<M, V>,
+                      models.count <= 1 || relationship.isToMany,
+                      !models.isEmpty || relationship.isToMany || relationship.isOptional
+                else {
+                    // No setter can hold this state (a required relationship that was
+                    // never set): restore the backing data.
+                    if bothSides {
+                        RelationshipGraph.set(j, of: model, to: models)
+                    } else {
+                        model.modelBacking.setRelated(j, to: models)
+                    }
+                    return
+                }
+                undoState.isRestoringRelationshipSide = !bothSides
+                defer { undoState.isRestoringRelationshipSide = false }
+                model[keyPath: keyPath] = ModelBackingData<M>.relationshipValue(
+                    models, as: V.self, isToMany: relationship.isToMany)
+            }
+            _openExistential(type(of: relationship.keyPath).valueType, do: assign)
+        }
+        write(model)
+    }
+}
+
+/// What a context keeps for undo besides the manager's actions.
+struct UndoState {
+    /// The rows upserts replaced, by inserted model: undoing such an insert restores
+    /// the row rather than deleting it (`ChangeSet.keepsReplacedRows`).
+    var replacedRows: [ObjectIdentifier: Row] = [:]
+    /// Set while undo restores one side of a relationship through the model's setter,
+    /// which then leaves the inverse side alone.
+    var isRestoringRelationshipSide = false
 }

@@ -210,6 +210,7 @@ public final class Store: Sendable {
         var assigned = AssignedRows()
         assigned.reserveCapacity(changes.inserts.count)
         var upserted: Set<EntityRow> = []
+        var replacedRows: [EntityRow: Row] = [:]
         var inserted: [EntityRow] = []
         inserted.reserveCapacity(changes.inserts.count)
         var updated: [EntityRow] = []
@@ -228,6 +229,7 @@ public final class Store: Sendable {
                 if let other = version.conflict(for: insert.row, entity: insert.entity, excluding: id) {
                     throw violation(schema.entities[insert.entity], other.constraint, other.key)
                 }
+                if changes.keepsReplacedRows, let old = version.row(id, of: insert.entity) { replacedRows[temporary] = old }
                 let merged = mergeUpsert(insert.row, onto: id, of: insert.entity, in: &version, written: &written)
                 version.write(merged, at: id, of: insert.entity)
                 if hasTemporaryReferences(merged, of: schema.entities[insert.entity]) {
@@ -271,9 +273,11 @@ public final class Store: Sendable {
         }
 
         version.generation += 1
-        return CommitResult(
+        var result = CommitResult(
             generation: version.generation, assigned: assigned, upserted: upserted,
             inserted: inserted, updated: updated, deleted: deleted, written: written)
+        result.replacedRows = replacedRows
+        return result
     }
 
     /// The row an upsert writes: the inserted attribute values; for relationships,

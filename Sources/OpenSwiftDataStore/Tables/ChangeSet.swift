@@ -40,6 +40,10 @@ public struct ChangeSet: Sendable {
     public var deletes: [Delete] = []
     /// Who made the change (`ModelContext.author`), kept for history.
     public var author: String?
+    /// Whether the result should keep the rows upserts replaced
+    /// (`CommitResult.replacedRows`): a context with an undo manager restores them
+    /// when the insert is undone. Off, upserts copy no extra row.
+    public var keepsReplacedRows = false
 
     public init() {}
 
@@ -64,6 +68,9 @@ public struct CommitResult: Sendable {
     public var assigned: AssignedRows
     /// Temporary rows whose unique key already existed: they updated that row (upsert).
     public var upserted: Set<EntityRow>
+    /// The stored row each upsert replaced, by temporary row, when the change set
+    /// asked for them (`ChangeSet.keepsReplacedRows`).
+    public var replacedRows: [EntityRow: Row] = [:]
     public var inserted: [EntityRow]
     public var updated: [EntityRow]
     public var deleted: [EntityRow]
