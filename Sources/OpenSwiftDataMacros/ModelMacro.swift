@@ -133,23 +133,33 @@ extension ModelMacro: MemberMacro {
             : "[\n" + metadata.map { "        " + $0 }.joined(separator: ",\n") + "\n    ]"
         let storageInits = properties.map { "    _\($0.propertyName!) = _SwiftDataNoType()\n" }.joined()
 
-        return [
-            "@Transient private var _$backingData: (any OpenSwiftData.BackingData<\(raw: type)>)? = nil",
+        let storage = "_$backingData_\(type)"
+        // The compiler lists `PersistentModel` only for a class that does not conform yet:
+        // a class without it (and not naming it itself) inherits it from a `@Model` superclass.
+        let namesPersistentModel = classDecl.inheritanceClause?.inheritedTypes
+            .contains { $0.type.trimmedDescription.hasSuffix("PersistentModel") } ?? false
+        let isSubclass = !namesPersistentModel && !protocols.contains { $0.trimmedDescription.hasSuffix("PersistentModel") }
+        if isSubclass {
+            return subclassMembers(type: type, storage: storage, metadataBody: metadataBody, storageInits: storageInits)
+        }
+        let isFinal = classDecl.modifiers.contains { $0.name.tokenKind == .keyword(.final) }
+        var members: [DeclSyntax] = [
+            "@Transient private var \(raw: storage): (any OpenSwiftData.BackingData<\(raw: type)>)? = nil",
             """
             public var persistentBackingData: any OpenSwiftData.BackingData<\(raw: type)> {
                 get {
-                    if let backingData = _$backingData { return backingData }
+                    if let backingData = \(raw: storage) { return backingData }
                     let backingData = \(raw: type).createBackingData()
-                    _$backingData = backingData
+                    \(raw: storage) = backingData
                     return backingData
                 }
                 set {
-                    _$backingData = newValue
+                    \(raw: storage) = newValue
                 }
             }
             """,
             """
-            public static var schemaMetadata: [OpenSwiftData.Schema.PropertyMetadata] {
+            public \(raw: isFinal ? "static" : "class") var schemaMetadata: [OpenSwiftData.Schema.PropertyMetadata] {
                 \(raw: metadataBody)
             }
             """,
@@ -158,7 +168,23 @@ extension ModelMacro: MemberMacro {
             \(raw: storageInits)    self.persistentBackingData = backingData
             }
             """,
-            "@Transient nonisolated(unsafe) private var _$observation: OpenSwiftData._ModelObservation? = nil",
+            // Not private in a class that can be subclassed: a `@Model` subclass's
+            // accessors use its registrar.
+            "@Transient nonisolated(unsafe) \(raw: isFinal ? "private " : "")var _$observation: OpenSwiftData._ModelObservation? = nil",
+        ]
+        if !isFinal {
+            // What a `@Model` subclass names its backing data's model type by.
+            let arguments = classDecl.genericParameterClause.map {
+                "<" + $0.parameters.map(\.name.text).joined(separator: ", ") + ">"
+            } ?? ""
+            members.append("public typealias _$RootModel = \(raw: type)\(raw: arguments)")
+        }
+        return members + observationMembers(type: type) + ["internal struct _SwiftDataNoType {}"]
+    }
+
+    /// `access` and `withMutation` over the `_$observation` registrar, for key paths of `type`.
+    private static func observationMembers(type: String) -> [DeclSyntax] {
+        [
             """
             internal nonisolated func access<_M>(keyPath: KeyPath<\(raw: type), _M>) {
                 if _$observation == nil { _$observation = OpenSwiftData._ModelObservation() }
@@ -171,8 +197,56 @@ extension ModelMacro: MemberMacro {
                 return try observation.registrar.withMutation(of: self, keyPath: keyPath, mutation)
             }
             """,
-            "internal struct _SwiftDataNoType {}",
         ]
+    }
+
+    /// The members of a subclass of a `@Model` class (SwiftData's model inheritance).
+    ///
+    /// Its own properties are written, before `super.init`, into a backing data of its
+    /// own (its superclass's storage is not initialized yet); the superclass's
+    /// initializer writes its properties into the superclass's. On first use the
+    /// override of `persistentBackingData` moves the superclass's values into the
+    /// subclass's backing data (`_$adoptBackingData`), which from then on is the one
+    /// the root class stores. The schema lists the superclass's properties first.
+    private static func subclassMembers(
+        type: String, storage: String, metadataBody: String, storageInits: String
+    ) -> [DeclSyntax] {
+        let own = metadataBody == "[]" ? "" : " + \(metadataBody)"
+        return [
+            "@Transient private var \(raw: storage): (any OpenSwiftData.BackingData<\(raw: type)>)? = nil",
+            """
+            override public var persistentBackingData: any OpenSwiftData.BackingData<_$RootModel> {
+                get {
+                    let inherited = super.persistentBackingData
+                    if let backingData = \(raw: storage) {
+                        \(raw: storage) = nil
+                        let adopted = OpenSwiftData._$adoptBackingData(backingData, from: inherited)
+                        super.persistentBackingData = adopted
+                        return adopted
+                    }
+                    if OpenSwiftData._$backingData(inherited, covers: \(raw: type).self) { return inherited }
+                    let adopted = OpenSwiftData._$adoptBackingData(\(raw: type).createBackingData(), from: inherited)
+                    super.persistentBackingData = adopted
+                    return adopted
+                }
+                set {
+                    \(raw: storage) = nil
+                    super.persistentBackingData = newValue
+                }
+            }
+            """,
+            """
+            override public class var schemaMetadata: [OpenSwiftData.Schema.PropertyMetadata] {
+                super.schemaMetadata\(raw: own)
+            }
+            """,
+            """
+            public required init(backingData: any OpenSwiftData.BackingData<_$RootModel>) {
+            \(raw: storageInits)    \(raw: storage) = nil
+                super.init(backingData: backingData)
+            }
+            """,
+        ] + observationMembers(type: type)
     }
 }
 

@@ -41,43 +41,43 @@ extension PersistedPropertyMacro: AccessorMacro {
             return []
         }
         let storage = "_\(property.name)"
+        // Each class of a hierarchy keeps its own: a subclass initializes its
+        // properties before `super.init`, when its superclass's storage is not ready.
+        let backingStorage = "_$backingData_\(property.type)"
         let keyPath = property.keyPathExpression
         // A literal initial value is the one `schemaMetadata` lists, which a new
         // backing data already holds: its `init` accessor, which runs at the start of
-        // every designated initializer (`init(backingData:)` included), writes nothing,
-        // so a fetched model makes no backing data only to replace it.
+        // every designated initializer (`init(backingData:)` included), writes only
+        // another value (what a subclass's initializer assigns before `super.init`
+        // comes here too), so a fetched model makes no backing data only to replace it.
         // An optional without one starts as nil in the same way (the empty row holds
         // nil for it); its accessor writes only a non-nil value it is given.
-        let initAccessor: AccessorDeclSyntax = property.hasLiteralInitialValue
-            ? """
-            @storageRestrictions(initializes: \(raw: storage))
-            init(initialValue) {
-                \(raw: storage) = _SwiftDataNoType()
-            }
+        let condition = property.literalChangeCondition ?? (property.isOptionalWithoutInitialValue ? "initialValue != nil" : nil)
+        let initAccessor: AccessorDeclSyntax = if let condition {
             """
-            : property.isOptionalWithoutInitialValue
-            ? """
-            @storageRestrictions(accesses: _$backingData, initializes: \(raw: storage))
+            @storageRestrictions(accesses: \(raw: backingStorage), initializes: \(raw: storage))
             init(initialValue) {
-                if initialValue != nil {
-                    if _$backingData == nil {
-                        _$backingData = \(raw: property.type).createBackingData()
+                if \(raw: condition) {
+                    if \(raw: backingStorage) == nil {
+                        \(raw: backingStorage) = \(raw: property.type).createBackingData()
                     }
-                    _$backingData!.setValue(forKey: \(raw: keyPath), to: initialValue)
+                    \(raw: backingStorage)!.setValue(forKey: \(raw: keyPath), to: initialValue)
                 }
                 \(raw: storage) = _SwiftDataNoType()
             }
             """
-            : """
-            @storageRestrictions(accesses: _$backingData, initializes: \(raw: storage))
+        } else {
+            """
+            @storageRestrictions(accesses: \(raw: backingStorage), initializes: \(raw: storage))
             init(initialValue) {
-                if _$backingData == nil {
-                    _$backingData = \(raw: property.type).createBackingData()
+                if \(raw: backingStorage) == nil {
+                    \(raw: backingStorage) = \(raw: property.type).createBackingData()
                 }
-                _$backingData!.setValue(forKey: \(raw: keyPath), to: initialValue)
+                \(raw: backingStorage)!.setValue(forKey: \(raw: keyPath), to: initialValue)
                 \(raw: storage) = _SwiftDataNoType()
             }
             """
+        }
         return [
             initAccessor,
             """
@@ -152,6 +152,19 @@ private struct PersistedProperty {
             return false
         }
         return Self.standardLiteralTypes.contains(name.name.text)
+    }
+
+    /// For a literal initial value (`hasLiteralInitialValue`), the test of whether the
+    /// `init` accessor was given another value: `initialValue != 0`, `!= nil`, or
+    /// not empty for `[]` and `[:]`.
+    var literalChangeCondition: String? {
+        guard hasLiteralInitialValue, let binding = decl.bindings.first, let value = binding.initializer?.value else {
+            return nil
+        }
+        if value.is(ArrayExprSyntax.self) || value.is(DictionaryExprSyntax.self) {
+            return binding.typeAnnotation?.type.isOptional == true ? "initialValue?.isEmpty == false" : "!initialValue.isEmpty"
+        }
+        return "initialValue != \(value.trimmedDescription)"
     }
 
     private static let standardLiteralTypes: Set<String> = [

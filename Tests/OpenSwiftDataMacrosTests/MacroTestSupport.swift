@@ -28,19 +28,19 @@ func modelMembers(_ type: String, metadata: [String], storage: [String]) -> Stri
     let inits = storage.map { "        \($0) = _SwiftDataNoType()\n" }.joined()
     return """
 
-        @Transient private var _$backingData: (any OpenSwiftData.BackingData<\(type)>)? = nil
+        @Transient private var _$backingData_\(type): (any OpenSwiftData.BackingData<\(type)>)? = nil
 
         public var persistentBackingData: any OpenSwiftData.BackingData<\(type)> {
             get {
-                if let backingData = _$backingData {
+                if let backingData = _$backingData_\(type) {
                     return backingData
                 }
                 let backingData = \(type).createBackingData()
-                _$backingData = backingData
+                _$backingData_\(type) = backingData
                 return backingData
             }
             set {
-                _$backingData = newValue
+                _$backingData_\(type) = newValue
             }
         }
 

@@ -27,12 +27,12 @@ final class ModelMacroTests: XCTestCase {
             expandedSource: #"""
             final class Trip {
                 var name: String {
-                    @storageRestrictions(accesses: _$backingData, initializes: _name)
+                    @storageRestrictions(accesses: _$backingData_Trip, initializes: _name)
                     init(initialValue) {
-                        if _$backingData == nil {
-                            _$backingData = Trip.createBackingData()
+                        if _$backingData_Trip == nil {
+                            _$backingData_Trip = Trip.createBackingData()
                         }
-                        _$backingData!.setValue(forKey: Trip._$keyPath_name, to: initialValue)
+                        _$backingData_Trip!.setValue(forKey: Trip._$keyPath_name, to: initialValue)
                         _name = _SwiftDataNoType()
                     }
                     get {
@@ -50,12 +50,12 @@ final class ModelMacroTests: XCTestCase {
 
                 private static let _$keyPath_name = \Trip.name
                 var destination: String {
-                    @storageRestrictions(accesses: _$backingData, initializes: _destination)
+                    @storageRestrictions(accesses: _$backingData_Trip, initializes: _destination)
                     init(initialValue) {
-                        if _$backingData == nil {
-                            _$backingData = Trip.createBackingData()
+                        if _$backingData_Trip == nil {
+                            _$backingData_Trip = Trip.createBackingData()
                         }
-                        _$backingData!.setValue(forKey: Trip._$keyPath_destination, to: initialValue)
+                        _$backingData_Trip!.setValue(forKey: Trip._$keyPath_destination, to: initialValue)
                         _destination = _SwiftDataNoType()
                     }
                     get {
@@ -73,8 +73,14 @@ final class ModelMacroTests: XCTestCase {
 
                 private static let _$keyPath_destination = \Trip.destination
                 var isFavorite: Bool {
-                    @storageRestrictions(initializes: _isFavorite)
+                    @storageRestrictions(accesses: _$backingData_Trip, initializes: _isFavorite)
                     init(initialValue) {
+                        if initialValue != false {
+                            if _$backingData_Trip == nil {
+                                _$backingData_Trip = Trip.createBackingData()
+                            }
+                            _$backingData_Trip!.setValue(forKey: Trip._$keyPath_isFavorite, to: initialValue)
+                        }
                         _isFavorite = _SwiftDataNoType()
                     }
                     get {
@@ -92,13 +98,13 @@ final class ModelMacroTests: XCTestCase {
 
                 private static let _$keyPath_isFavorite = \Trip.isFavorite
                 var notes: String? {
-                    @storageRestrictions(accesses: _$backingData, initializes: _notes)
+                    @storageRestrictions(accesses: _$backingData_Trip, initializes: _notes)
                     init(initialValue) {
                         if initialValue != nil {
-                            if _$backingData == nil {
-                                _$backingData = Trip.createBackingData()
+                            if _$backingData_Trip == nil {
+                                _$backingData_Trip = Trip.createBackingData()
                             }
-                            _$backingData!.setValue(forKey: Trip._$keyPath_notes, to: initialValue)
+                            _$backingData_Trip!.setValue(forKey: Trip._$keyPath_notes, to: initialValue)
                         }
                         _notes = _SwiftDataNoType()
                     }
@@ -117,8 +123,14 @@ final class ModelMacroTests: XCTestCase {
 
                 private static let _$keyPath_notes = \Trip.notes
                 var bucketList: [BucketListItem] {
-                    @storageRestrictions(initializes: _bucketList)
+                    @storageRestrictions(accesses: _$backingData_Trip, initializes: _bucketList)
                     init(initialValue) {
+                        if !initialValue.isEmpty {
+                            if _$backingData_Trip == nil {
+                                _$backingData_Trip = Trip.createBackingData()
+                            }
+                            _$backingData_Trip!.setValue(forKey: Trip._$keyPath_bucketList, to: initialValue)
+                        }
                         _bucketList = _SwiftDataNoType()
                     }
                     get {
@@ -136,13 +148,13 @@ final class ModelMacroTests: XCTestCase {
 
                 private static let _$keyPath_bucketList = \Trip.bucketList
                 var living: LivingAccommodation? {
-                    @storageRestrictions(accesses: _$backingData, initializes: _living)
+                    @storageRestrictions(accesses: _$backingData_Trip, initializes: _living)
                     init(initialValue) {
                         if initialValue != nil {
-                            if _$backingData == nil {
-                                _$backingData = Trip.createBackingData()
+                            if _$backingData_Trip == nil {
+                                _$backingData_Trip = Trip.createBackingData()
                             }
-                            _$backingData!.setValue(forKey: Trip._$keyPath_living, to: initialValue)
+                            _$backingData_Trip!.setValue(forKey: Trip._$keyPath_living, to: initialValue)
                         }
                         _living = _SwiftDataNoType()
                     }
@@ -173,19 +185,19 @@ final class ModelMacroTests: XCTestCase {
                 }
                 init(name: String, destination: String) { self.name = name; self.destination = destination }
 
-                private var _$backingData: (any OpenSwiftData.BackingData<Trip>)? = nil
+                private var _$backingData_Trip: (any OpenSwiftData.BackingData<Trip>)? = nil
 
                 public var persistentBackingData: any OpenSwiftData.BackingData<Trip> {
                     get {
-                        if let backingData = _$backingData {
+                        if let backingData = _$backingData_Trip {
                             return backingData
                         }
                         let backingData = Trip.createBackingData()
-                        _$backingData = backingData
+                        _$backingData_Trip = backingData
                         return backingData
                     }
                     set {
-                        _$backingData = newValue
+                        _$backingData_Trip = newValue
                     }
                 }
 
@@ -275,23 +287,23 @@ final class ModelMacroTests: XCTestCase {
                 static var count = 0
                 init() { plain = ""; alreadyDone = 0 }
 
-                @Transient private var _$backingData: (any OpenSwiftData.BackingData<Category>)? = nil
+                @Transient private var _$backingData_Category: (any OpenSwiftData.BackingData<Category>)? = nil
 
                 public var persistentBackingData: any OpenSwiftData.BackingData<Category> {
                     get {
-                        if let backingData = _$backingData {
+                        if let backingData = _$backingData_Category {
                             return backingData
                         }
                         let backingData = Category.createBackingData()
-                        _$backingData = backingData
+                        _$backingData_Category = backingData
                         return backingData
                     }
                     set {
-                        _$backingData = newValue
+                        _$backingData_Category = newValue
                     }
                 }
 
-                public static var schemaMetadata: [OpenSwiftData.Schema.PropertyMetadata] {
+                public class var schemaMetadata: [OpenSwiftData.Schema.PropertyMetadata] {
                     [
                         OpenSwiftData.Schema.PropertyMetadata(name: "plain", keypath: Category._$keyPath_plain, defaultValue: nil, metadata: OpenSwiftData.Schema.Attribute()),
                         OpenSwiftData.Schema.PropertyMetadata(name: "images", keypath: Category._$keyPath_images, defaultValue: [RemoteImage](), metadata: OpenSwiftData.Schema.Relationship()),
@@ -312,7 +324,9 @@ final class ModelMacroTests: XCTestCase {
                     self.persistentBackingData = backingData
                 }
 
-                @Transient nonisolated(unsafe) private var _$observation: OpenSwiftData._ModelObservation? = nil
+                @Transient nonisolated(unsafe) var _$observation: OpenSwiftData._ModelObservation? = nil
+
+                public typealias _$RootModel = Category
 
                 internal nonisolated func access<_M>(keyPath: KeyPath<Category, _M>) {
                     if _$observation == nil {
@@ -392,19 +406,19 @@ final class ModelMacroTests: XCTestCase {
                 @_PersistedProperty
                 var description: String = ""
 
-                @Transient private var _$backingData: (any OpenSwiftData.BackingData<Note>)? = nil
+                @Transient private var _$backingData_Note: (any OpenSwiftData.BackingData<Note>)? = nil
 
                 public var persistentBackingData: any OpenSwiftData.BackingData<Note> {
                     get {
-                        if let backingData = _$backingData {
+                        if let backingData = _$backingData_Note {
                             return backingData
                         }
                         let backingData = Note.createBackingData()
-                        _$backingData = backingData
+                        _$backingData_Note = backingData
                         return backingData
                     }
                     set {
-                        _$backingData = newValue
+                        _$backingData_Note = newValue
                     }
                 }
 

@@ -16,12 +16,12 @@ final class PersistedPropertyMacroTests: XCTestCase {
             expandedSource: #"""
             final class Trip {
                 var name: String {
-                    @storageRestrictions(accesses: _$backingData, initializes: _name)
+                    @storageRestrictions(accesses: _$backingData_Trip, initializes: _name)
                     init(initialValue) {
-                        if _$backingData == nil {
-                            _$backingData = Trip.createBackingData()
+                        if _$backingData_Trip == nil {
+                            _$backingData_Trip = Trip.createBackingData()
                         }
-                        _$backingData!.setValue(forKey: Trip._$keyPath_name, to: initialValue)
+                        _$backingData_Trip!.setValue(forKey: Trip._$keyPath_name, to: initialValue)
                         _name = _SwiftDataNoType()
                     }
                     get {
@@ -39,8 +39,14 @@ final class PersistedPropertyMacroTests: XCTestCase {
 
                 private static let _$keyPath_name = \Trip.name
                 var `default`: Int {
-                    @storageRestrictions(initializes: _default)
+                    @storageRestrictions(accesses: _$backingData_Trip, initializes: _default)
                     init(initialValue) {
+                        if initialValue != 1 {
+                            if _$backingData_Trip == nil {
+                                _$backingData_Trip = Trip.createBackingData()
+                            }
+                            _$backingData_Trip!.setValue(forKey: Trip._$keyPath_default, to: initialValue)
+                        }
                         _default = _SwiftDataNoType()
                     }
                     get {
@@ -75,12 +81,12 @@ final class PersistedPropertyMacroTests: XCTestCase {
             expandedSource: #"""
             final class Trip {
                 var kind: Kind {
-                    @storageRestrictions(accesses: _$backingData, initializes: _kind)
+                    @storageRestrictions(accesses: _$backingData_Trip, initializes: _kind)
                     init(initialValue) {
-                        if _$backingData == nil {
-                            _$backingData = Trip.createBackingData()
+                        if _$backingData_Trip == nil {
+                            _$backingData_Trip = Trip.createBackingData()
                         }
-                        _$backingData!.setValue(forKey: Trip._$keyPath_kind, to: initialValue)
+                        _$backingData_Trip!.setValue(forKey: Trip._$keyPath_kind, to: initialValue)
                         _kind = _SwiftDataNoType()
                     }
                     get {
@@ -114,12 +120,12 @@ final class PersistedPropertyMacroTests: XCTestCase {
             expandedSource: #"""
             final class Trip {
                 var name: String {
-                    @storageRestrictions(accesses: _$backingData, initializes: _name)
+                    @storageRestrictions(accesses: _$backingData_Trip, initializes: _name)
                     init(initialValue) {
-                        if _$backingData == nil {
-                            _$backingData = Trip.createBackingData()
+                        if _$backingData_Trip == nil {
+                            _$backingData_Trip = Trip.createBackingData()
                         }
-                        _$backingData!.setValue(forKey: Trip._$keyPath_name, to: initialValue)
+                        _$backingData_Trip!.setValue(forKey: Trip._$keyPath_name, to: initialValue)
                         _name = _SwiftDataNoType()
                     }
                     get {

@@ -50,9 +50,40 @@ protocol ModelBacking: AnyObject {
 class OurBackingData {
     /// `M` of the `ModelBackingData<M>` this is.
     let modelType: ObjectIdentifier
+    /// `M` itself, for the subclass checks of model inheritance.
+    let modelClass: AnyClass
 
-    init(modelType: ObjectIdentifier) {
-        self.modelType = modelType
+    init(modelClass: AnyClass) {
+        self.modelType = ObjectIdentifier(modelClass)
+        self.modelClass = modelClass
+    }
+
+    // Model inheritance: a model's backing data is a `ModelBackingData` of its own
+    // class, which the accessors its superclasses generated reach through these
+    // (`Root` is the class that declared the property).
+
+    /// The backing data as the type-erased view contexts use.
+    var erased: any ModelBacking { preconditionFailure("abstract") }
+
+    func inheritedValue<Root, Value>(forKey key: KeyPath<Root, Value>) -> Value { preconditionFailure("abstract") }
+
+    func setInheritedValue<Root, Value>(_ newValue: Value, forKey key: KeyPath<Root, Value>, owner: any PersistentModel) {
+        preconditionFailure("abstract")
+    }
+
+    /// Takes the values and related models of every property `other`'s layout has and
+    /// this one's has too (a superclass's backing data, written by its initializer).
+    func adoptValues(of other: OurBackingData) { preconditionFailure("abstract") }
+
+    /// Whether this backs a model of `type` or of a subclass of it.
+    /// - Complexity: O(depth of the class hierarchy)
+    func backs(_ type: AnyClass) -> Bool {
+        var current: AnyClass? = modelClass
+        while let candidate = current {
+            if ObjectIdentifier(candidate) == ObjectIdentifier(type) { return true }
+            current = _getSuperclass(candidate)
+        }
+        return false
     }
 }
 
@@ -140,7 +171,7 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
 
     init() {
         state = .fresh
-        super.init(modelType: ObjectIdentifier(M.self))
+        super.init(modelClass: M.self)
     }
 
     deinit {
@@ -161,7 +192,7 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         self.generation = generation
         self.context = context
         related = layout.unresolvedRelated
-        super.init(modelType: ObjectIdentifier(M.self))
+        super.init(modelClass: M.self)
     }
 
     /// A model over row `id` of `table`, read when first used; `layout` is `M`'s.
@@ -174,7 +205,7 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         storedIdentifier = identifier
         self.generation = generation
         self.context = context
-        super.init(modelType: ObjectIdentifier(M.self))
+        super.init(modelClass: M.self)
     }
 
     /// Makes the values of a saved model a fault over its row in `table`, read when
@@ -280,17 +311,21 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
     // MARK: BackingData
 
     func getValue<Value>(forKey key: KeyPath<M, Value>) -> Value {
-        switch layout.slot(for: key) {
+        read(at: layout.slot(for: key))
+    }
+
+    func setValue<Value>(forKey key: KeyPath<M, Value>, to newValue: Value) {
+        write(newValue, at: layout.slot(for: key))
+    }
+
+    private func read<Value>(at slot: EntityLayout.Slot) -> Value {
+        switch slot {
         case let .attribute(i):
             prepare()
             return layout.attributes[i].decode(storedValues[i], as: Value.self)
         case let .relationship(j):
             return Self.relationshipValue(relatedModels(j), as: Value.self, isToMany: layout.relationships[j].isToMany)
         }
-    }
-
-    func setValue<Value>(forKey key: KeyPath<M, Value>, to newValue: Value) {
-        write(newValue, at: layout.slot(for: key))
     }
 
     // MARK: Model-level access (with the owner, for inverses)
@@ -300,7 +335,38 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
     }
 
     func setValue<Value>(_ newValue: Value, forKey key: KeyPath<M, Value>, owner: M) {
-        switch layout.slot(for: key) {
+        set(newValue, at: layout.slot(for: key), owner: owner)
+    }
+
+    // MARK: Inheritance
+
+    override var erased: any ModelBacking { self }
+
+    override func inheritedValue<Root, Value>(forKey key: KeyPath<Root, Value>) -> Value {
+        read(at: layout.slot(for: key))
+    }
+
+    override func setInheritedValue<Root, Value>(_ newValue: Value, forKey key: KeyPath<Root, Value>, owner: any PersistentModel) {
+        func set<Owner: PersistentModel>(_ owner: Owner) { self.set(newValue, at: layout.slot(for: key), owner: owner) }
+        set(owner)
+    }
+
+    override func adoptValues(of other: OurBackingData) {
+        let source = other.erased
+        let from = source.layout, to = layout
+        prepare()
+        for (i, attribute) in from.attributes.enumerated() {
+            guard case let .attribute(k)? = to.slots[attribute.keyPath] else { continue }
+            storedValues[k] = source.values[i]
+        }
+        for (j, relationship) in from.relationships.enumerated() {
+            guard case let .relationship(k)? = to.slots[relationship.keyPath], let models = source.resolvedModels(j) else { continue }
+            related[k] = models
+        }
+    }
+
+    private func set<Value, Owner: PersistentModel>(_ newValue: Value, at slot: EntityLayout.Slot, owner: Owner) {
+        switch slot {
         case let .attribute(i):
             setAttribute(i, to: layout.attributes[i].encode(newValue))
         case let .relationship(j):
@@ -404,7 +470,3 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
     }
 }
 
-extension PersistentModel {
-    /// The model's backing data, type-erased for the context.
-    var modelBacking: any ModelBacking { backing }
-}

@@ -28,40 +28,51 @@ extension PersistentModel {
     }
 
     /// The backing data as our class. A dynamic cast to it cost about 2,000
-    /// instructions per property access through the `any ModelBacking` existential,
-    /// and a check of the exact generic class a metadata lookup each time. So: one
-    /// class check against our non-generic base, and the model type it records
-    /// compared with `Self` (which differs for a subclass of a `@Model` class that is
-    /// not `@Model` itself). Anything else is a programming error and traps with a
-    /// clear message.
+    /// instructions per property access through the `any ModelBacking` existential: so
+    /// one class check against our non-generic base. Anything else is a programming
+    /// error and traps with a clear message.
     @inline(__always)
-    var backing: ModelBackingData<Self> {
+    var ourBacking: OurBackingData {
         let object: AnyObject = persistentBackingData
-        guard object is OurBackingData, unsafeDowncast(object, to: OurBackingData.self).modelType == ObjectIdentifier(Self.self)
-        else {
+        guard object is OurBackingData else {
             preconditionFailure(
-                "\(Self.self) is backed by \(Swift.type(of: object)); only the backing data OpenSwiftData makes for \(Self.self) is supported (is it a subclass of a @Model class without @Model?)")
+                "\(Self.self) is backed by \(Swift.type(of: object)); only the backing data OpenSwiftData makes is supported")
         }
-        return unsafeDowncast(object, to: ModelBackingData<Self>.self)
+        return unsafeDowncast(object, to: OurBackingData.self)
     }
 
+    /// The backing data as `ModelBackingData<Self>`, when it is that: the model's
+    /// class is `Self`. A check of the exact generic class would look its metadata up
+    /// each time; the model type the base records is compared instead. With model
+    /// inheritance, a superclass's accessors (`Self` a superclass of the model's
+    /// class) see nil and take the backing data's inherited access.
+    @inline(__always)
+    var exactBacking: ModelBackingData<Self>? {
+        let our = ourBacking
+        guard our.modelType == ObjectIdentifier(Self.self) else { return nil }
+        return unsafeDowncast(our, to: ModelBackingData<Self>.self)
+    }
+
+    /// The model's backing data, type-erased for the context.
+    var modelBacking: any ModelBacking { exactBacking ?? ourBacking.erased }
+
     /// The context the model is registered with, if any.
-    public var modelContext: ModelContext? { backing.context }
+    public var modelContext: ModelContext? { modelBacking.context }
 
     /// The model's identifier: temporary until the first save, permanent afterwards.
-    public var persistentModelID: PersistentIdentifier { backing.identifier }
+    public var persistentModelID: PersistentIdentifier { exactBacking?.identifier ?? ourBacking.erased.identifier }
 
     public var id: PersistentIdentifier { persistentModelID }
 
     /// Whether the model has changes its context has not saved.
     public var hasChanges: Bool {
-        let b = backing
+        let b = modelBacking
         guard let context = b.context else { return false }
         return context.hasPendingChanges(b.identifier)
     }
 
     /// Whether the model has been deleted from its context (pending or saved).
-    public var isDeleted: Bool { backing.isDeleted }
+    public var isDeleted: Bool { modelBacking.isDeleted }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs === rhs }
 
@@ -69,12 +80,39 @@ extension PersistentModel {
 
     /// Reads a stored property; `@Model`'s accessors call this.
     public func getValue<Value>(forKey key: KeyPath<Self, Value>) -> Value {
-        backing.value(forKey: key, owner: self)
+        if let backing = exactBacking { return backing.value(forKey: key, owner: self) }
+        return ourBacking.inheritedValue(forKey: key)
     }
 
     /// Writes a stored property, keeping inverse relationships in step and
     /// telling the context about the change; `@Model`'s accessors call this.
     public func setValue<Value>(forKey key: KeyPath<Self, Value>, to newValue: Value) {
-        backing.setValue(newValue, forKey: key, owner: self)
+        if let backing = exactBacking { return backing.setValue(newValue, forKey: key, owner: self) }
+        ourBacking.setInheritedValue(newValue, forKey: key, owner: self)
     }
+}
+
+// MARK: Model inheritance (called by `@Model` subclasses' generated code)
+
+/// A subclass's own backing data, holding what the superclasses' initializers wrote
+/// into `inherited` as well, typed as the root class's (whose storage keeps it).
+/// `own` is `ModelBackingData<Sub>`: its values are read through `OurBackingData`,
+/// never through this existential's `BackingData<Root>` witnesses.
+public func _$adoptBackingData<Sub: PersistentModel, Root: PersistentModel>(
+    _ own: any BackingData<Sub>, from inherited: any BackingData<Root>
+) -> any BackingData<Root> {
+    let target: AnyObject = own, source: AnyObject = inherited
+    guard let target = target as? OurBackingData, let source = source as? OurBackingData else {
+        preconditionFailure("\(Sub.self) is backed by data OpenSwiftData did not make")
+    }
+    target.adoptValues(of: source)
+    // (`as` keeps the existential closed: opened, it would be the 8-byte class reference.)
+    return unsafeBitCast(own as any BackingData<Sub>, to: (any BackingData<Root>).self)
+}
+
+/// Whether `data` backs a model of `type` (or of a subclass of it).
+public func _$backingData<Root: PersistentModel>(_ data: any BackingData<Root>, covers type: AnyClass) -> Bool {
+    let object: AnyObject = data
+    guard let our = object as? OurBackingData else { return false }
+    return our.modelType == ObjectIdentifier(type) || our.backs(type)
 }
