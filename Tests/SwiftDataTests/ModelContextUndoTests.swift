@@ -393,6 +393,114 @@ import Testing
         #expect(leg.flight == nil && flight.legs.isEmpty)
         #expect(legSide.fired && flightSide.fired)
     }
+
+    @Test func undoingAReplaceRestoresTheDeletedModelWhole() throws {
+        let (context, flight, undo) = try savedFlight(legs: ["OSL-BGO"])
+        let leg = try #require(flight.legs.first)
+
+        // One event: the flight is replaced by another.
+        context.delete(flight)
+        context.insert(Flight(airlineBookingRef: "B2", destination: "Rome", flightTime: 150))
+        undo.undo()
+        #expect(!flight.isDeleted && !leg.isDeleted)
+        #expect(leg.flight === flight && flight.legs.map(\.code) == ["OSL-BGO"])
+        try context.save()
+        #expect(try flights(context) == ["A1"])
+        #expect(try context.fetchCount(FetchDescriptor<Leg>()) == 1)
+    }
+
+    @Test func insertingADeletedModelAgainUndoesItsDeleteRules() throws {
+        let (context, flight, _) = try savedFlight(legs: ["OSL-BGO", "BGO-SVG"])
+        let legs = flight.legs
+        context.delete(flight)
+        context.processPendingChanges()
+        #expect(legs.allSatisfy { $0.isDeleted })
+
+        context.insert(flight)
+        #expect(legs.allSatisfy { !$0.isDeleted && $0.flight === flight })
+        #expect(Set(flight.legs.map(\.code)) == ["OSL-BGO", "BGO-SVG"])
+        try context.save()
+        let other = ModelContext(context.container)
+        #expect(try other.fetch(FetchDescriptor<Flight>()).first?.legs.count == 2)
+    }
+
+    @Test func anUpsertsRowIsRestoredOnlyByTheUndoOfItsInsert() throws {
+        let (context, _, undo) = try savedFlight(legs: ["X"])
+        let replacement = Leg(code: "X")
+        context.insert(replacement)
+        try context.save()
+
+        context.delete(replacement)
+        context.processPendingChanges()
+        undo.undo()
+        #expect(!replacement.isDeleted)
+        undo.redo()
+        #expect(replacement.isDeleted, "the redo of a delete deletes")
+    }
+
+    @Test func aReinsertionKeepsAReferrersUnsavedChange() throws {
+        let container = try ModelContainer(
+            for: Sight.self, MapPin.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        let tower = Sight(name: "Tower"), bridge = Sight(name: "Bridge")
+        let pin = MapPin(label: "meet here")
+        context.insert(pin)
+        context.insert(bridge)
+        pin.target = tower
+        try context.save()
+
+        context.delete(tower)
+        try context.save()
+        pin.target = bridge
+        context.insert(tower)
+        try context.save()
+        let check = ModelContext(container)
+        #expect(try check.fetch(FetchDescriptor<MapPin>()).first?.target?.name == "Bridge")
+    }
+
+    @Test func anObserversWriteDuringUndoKeepsBothSides() throws {
+        let context = try context()
+        let undo = try #require(context.undoManager)
+        let first = Flight(airlineBookingRef: "A1", destination: "Oslo", flightTime: 90)
+        let second = Flight(airlineBookingRef: "A2", destination: "Rome", flightTime: 150)
+        let leg = Leg(code: "L1"), other = Leg(code: "L2")
+        [first, second].forEach(context.insert)
+        [leg, other].forEach(context.insert)
+        try context.save()
+        undo.removeAllActions()
+
+        leg.flight = first
+        context.processPendingChanges()
+        let write = Unchecked { other.flight = second }
+        withObservationTracking { _ = leg.flight } onChange: { write.value() }
+        undo.undo()
+        #expect(leg.flight == nil && first.legs.isEmpty)
+        #expect(other.flight === second && second.legs.map(\.code) == ["L2"])
+    }
+
+    @Test func denyGuardsWhatADeletedNewModelCascadesTo() throws {
+        let container = try ModelContainer(
+            for: Holding.self, GDepartment.self, GEmployee.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        let department = GDepartment(name: "R&D")
+        context.insert(department)
+        department.employees = [GEmployee(name: "Ada")]
+        try context.save()
+
+        let holding = Holding(name: "Group")
+        context.insert(holding)
+        holding.departments = [department]
+        context.delete(holding)
+        #expect(throws: SwiftDataError.self) { try context.save() }
+        context.rollback()
+        #expect(try context.fetchCount(FetchDescriptor<GDepartment>()) == 1)
+    }
+}
+
+/// A value an observation callback may use on the thread that runs it.
+private final class Unchecked<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 /// Counts an observation's change callback.
@@ -412,4 +520,11 @@ private final class Observed: @unchecked Sendable {
     var target: Sight?
     var stops: [Sight] = []
     init(label: String) { self.label = label }
+}
+
+/// Cascades to departments, which `deny` their deletion while they have employees.
+@Model final class Holding {
+    var name: String
+    @Relationship(deleteRule: .cascade) var departments: [GDepartment] = []
+    init(name: String) { self.name = name }
 }

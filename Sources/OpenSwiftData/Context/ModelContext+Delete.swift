@@ -38,7 +38,8 @@ extension ModelContext {
     /// its relationships (except `noAction` ones). `deny` is checked by `save()`.
     ///
     /// Running them within the event of the deletes puts their undo actions in the
-    /// same undo group, or, for the delete an undone insert makes, on the redo stack.
+    /// same undo group. Running a model's rules twice changes nothing the first run
+    /// did not leave undone.
     /// - Complexity: O(relationships of the deleted models and of what they cascade to)
     func propagatePendingDeletes() {
         // A cascade may delete saved models and models inserted since: loop until
@@ -47,21 +48,51 @@ extension ModelContext {
             while propagatedDeletes < deleted.count {
                 let id = deleted[propagatedDeletes]
                 propagatedDeletes += 1
-                if let model = registry[id] { propagate(model) }
+                if let model = registry[id] { _ = propagate(model) }
             }
             while let model = deletedInserts.popLast() {
                 // Inserted again since: nothing to propagate.
-                if model.modelBacking.isDeleted { propagate(model) }
+                if model.modelBacking.isDeleted { _ = propagate(model) }
             }
         }
     }
 
-    private func propagate(_ model: any PersistentModel) {
-        let backing = model.modelBacking
-        for (j, relationship) in backing.layout.relationships.enumerated() where relationship.deleteRule == .cascade {
-            for related in backing.relatedModels(j) { deleteModel(related) }
+    /// Runs the delete rules of `model`'s deletion alone, and of the deletions they
+    /// cascade to; other pending deletes wait for the end of the event. The undo of an
+    /// insert runs this, so its actions join the redo of that insert and no other
+    /// delete of the event is propagated in the middle of its undo.
+    func propagateDelete(of model: any PersistentModel) {
+        var work = [model]
+        while let next = work.popLast() {
+            if next.modelBacking.isDeleted { work += propagate(next) }
         }
+    }
+
+    /// Runs `model`'s delete rules; returns the models its cascades deleted, which
+    /// `cascadeRecord` keeps so that inserting `model` again brings them back.
+    private func propagate(_ model: any PersistentModel) -> [any PersistentModel] {
+        let backing = model.modelBacking
+        var cascaded: [any PersistentModel] = []
+        for (j, relationship) in backing.layout.relationships.enumerated() where relationship.deleteRule == .cascade {
+            for related in backing.relatedModels(j) where !related.modelBacking.isDeleted {
+                deleteModel(related)
+                if related.modelBacking.isDeleted { cascaded.append(related) }
+            }
+        }
+        if !cascaded.isEmpty { cascadeRecord[ObjectIdentifier(model), default: (model, [])].cascaded += cascaded }
         detachFromInverses(model)
+        return cascaded
+    }
+
+    /// Undoes what the delete rules of `model` did, for a model inserted again while its
+    /// deletion is pending: what it cascaded to is inserted again too, and each is put
+    /// back on the inverse side of its relationships. (An undo restores this from its
+    /// own actions instead.)
+    func restoreAfterPropagation(of model: any PersistentModel) {
+        let record = cascadeRecord.removeValue(forKey: ObjectIdentifier(model))
+        guard undoManager?.isUndoing != true else { return }
+        for child in record?.cascaded ?? [] { insertGraph(from: [child]) }
+        RelationshipGraph.linkInverses(of: model)
     }
 
     /// Takes a pending delete back (the model is inserted again).
@@ -93,7 +124,9 @@ extension ModelContext {
     func deletionClosure() throws -> [any PersistentModel] {
         var closure: [any PersistentModel] = []
         var seen: Set<ObjectIdentifier> = []
-        var work = deleted.compactMap { registry[$0] }
+        // Models inserted since the last save and deleted since: their cascades reach
+        // saved models, which `deny` may protect.
+        var work = deleted.compactMap { registry[$0] } + deletedInserts.filter { $0.modelBacking.isDeleted }
         for model in work { seen.insert(ObjectIdentifier(model)) }
         while let model = work.popLast() {
             closure.append(model)

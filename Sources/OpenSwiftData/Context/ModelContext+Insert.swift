@@ -22,11 +22,14 @@ extension ModelContext {
                     registerUndoOfInsert(model)
                     // The delete took it off the changed list; its changes stand.
                     if !backing.dirty.isEmpty { changed.insert(backing.identifier) }
+                    restoreAfterPropagation(of: model)
                 }
                 continue
             }
             // A model of another context stays there; SwiftData traps here, we skip it.
             guard backing.context == nil else { continue }
+            // Deleted since it was inserted, and inserted again before the save.
+            let wasDeletedInsert = backing.isDeleted && backing.identifier.isTemporary
             // A saved model whose deletion is undone comes back as a new one; the save
             // points references to its old row at it (`relinkReinsertions()`).
             if !backing.identifier.isTemporary {
@@ -39,6 +42,7 @@ extension ModelContext {
             inserted.append(backing.identifier)
             registerUndoOfInsert(model)
             RelationshipGraph.linkInverses(of: model)
+            if wasDeletedInsert { restoreAfterPropagation(of: model) }
             for j in backing.layout.relationships.indices {
                 for related in backing.resolvedModels(j) ?? [] where related.modelBacking.context == nil {
                     work.append(related)

@@ -45,7 +45,10 @@ extension ModelContext {
                 for (id, models) in referrers {
                     let referrer = materialize(layout, entity: entity, id: id, row: nil, in: version)
                     let backing = referrer.modelBacking
-                    guard !backing.isDeleted, !deletedSet.contains(backing.identifier) else { continue }
+                    // A referrer whose relationship has an unsaved change keeps it.
+                    guard !backing.isDeleted, !deletedSet.contains(backing.identifier),
+                          !backing.dirty.contains(layout.attributes.count + j)
+                    else { continue }
                     // Resolving skips the old row, which is gone; a referrer still
                     // holding the model object keeps it, and is marked changed all the same.
                     let current = backing.relatedModels(j)

@@ -20,6 +20,7 @@ extension ModelContext {
         deletedSet = []
         propagatedDeletes = 0
         deletedInserts = []
+        cascadeRecord = [:]
         reinsertions = []
         undoState = UndoState()
         registry.releaseAll()

@@ -27,11 +27,18 @@ extension ModelContext {
         defer { endUndoEvent() }
         autosaveScheduled = false
         insertReachableModels()
-        guard hasChanges else { return }
+        guard hasChanges || !deletedInserts.isEmpty else { return }
+        let closure = try deletionClosure()
+        // A model inserted and deleted since the last save changes nothing stored,
+        // unless its cascades reach saved models.
+        guard hasChanges || closure.contains(where: { !$0.modelBacking.identifier.isTemporary }) else {
+            deletedInserts = []
+            cascadeRecord = [:]
+            return
+        }
         guard container.allowsSave else {
             throw SwiftDataError(.readOnlyConfiguration, "the container's configuration does not allow saving")
         }
-        let closure = try deletionClosure()
         try validateRelationshipCounts(excluding: Set(closure.map { ObjectIdentifier($0) }))
         NotificationCenter.default.post(name: Self.willSave, object: self)
         applyDeletes(closure)
@@ -98,9 +105,9 @@ extension ModelContext {
             // The store's row is the truth now (an upsert merged relationships the new
             // model left empty): the model reads it when next used.
             let upserted = result.upserted.contains(temporary)
-            if upserted, let replaced = result.replacedRows[temporary] {
+            if let undo = undoState.pendingInserts.removeValue(forKey: ObjectIdentifier(model)), undo.model === model {
                 // Undoing this insert restores the row it took over (`ModelContext+Undo`).
-                undoState.replacedRows[ObjectIdentifier(model)] = replaced
+                undo.replacedRow = upserted ? result.replacedRows[temporary] : nil
             }
             backing.refault(from: version.tables[entity], generation: result.generation, keepingRelationships: !upserted)
             if upserted {
@@ -129,6 +136,8 @@ extension ModelContext {
         deleted = []
         deletedSet = []
         propagatedDeletes = 0
+        cascadeRecord = [:]
+        undoState.pendingInserts = [:]
         reinsertions = []
         registry.releaseAll()
 

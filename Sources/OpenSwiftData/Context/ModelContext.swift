@@ -54,6 +54,10 @@ public class ModelContext: Equatable, SendableMetatype {
     /// Models inserted since the last save and deleted since, whose delete rules have
     /// not run yet (they left the registry, so `deleted` does not list them).
     var deletedInserts: [any PersistentModel] = []
+    /// Deleted models whose `cascade` rules deleted others, with those: inserting the
+    /// model again before the save inserts them again too. Emptied by `save()` and
+    /// `rollback()`.
+    var cascadeRecord: [ObjectIdentifier: (model: any PersistentModel, cascaded: [any PersistentModel])] = [:]
     /// Saved models deleted and inserted again, with the identifiers they had: the
     /// next save points stored references to the old row at the new one.
     var reinsertions: [(old: PersistentIdentifier, model: any PersistentModel)] = []

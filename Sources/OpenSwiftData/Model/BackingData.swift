@@ -371,8 +371,10 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
             setAttribute(i, to: layout.attributes[i].encode(newValue))
         case let .relationship(j):
             if ModelContext.undoContexts.load(ordering: .relaxed) > 0, let context,
-               context.undoState.isRestoringRelationshipSide {
-                // Undo restores each side of a relationship on its own.
+               context.undoState.restoringSide == .init(model: ObjectIdentifier(owner), relationship: j) {
+                // Undo restores each side of a relationship on its own. (Cleared at
+                // first use: an observer's own write during it maintains inverses.)
+                context.undoState.restoringSide = nil
                 setRelated(j, to: models(in: newValue))
             } else {
                 RelationshipGraph.set(j, of: owner, to: models(in: newValue))

@@ -38,16 +38,22 @@ extension ModelContext {
     }
 
     func registerUndoOfInsert(_ model: any PersistentModel) {
-        undoManager?.registerUndo(withTarget: self) { context in
-            if let replaced = context.undoState.replacedRows.removeValue(forKey: ObjectIdentifier(model)) {
+        guard let undoManager else { return }
+        // The save that writes the insert tells this action whether it became an
+        // upsert, and of which row.
+        let insert = UndoState.PendingInsert(model)
+        undoState.pendingInserts[ObjectIdentifier(model)] = insert
+        undoManager.registerUndo(withTarget: self) { context in
+            if let replaced = insert.replacedRow {
                 // The insert became an upsert: it changed the row it took over, and
                 // undoing it brings that row's values back.
+                insert.replacedRow = nil
                 context.restore(model, row: replaced)
             } else {
                 context.deleteModel(model)
                 // The delete's rules run now, so their actions join the redo of the
                 // insert rather than a later save's undo group.
-                context.propagatePendingDeletes()
+                context.propagateDelete(of: model)
             }
             context.scheduleAutosave()
         }
@@ -127,8 +133,8 @@ extension ModelContext {
                     }
                     return
                 }
-                undoState.isRestoringRelationshipSide = !bothSides
-                defer { undoState.isRestoringRelationshipSide = false }
+                if !bothSides { undoState.restoringSide = .init(model: ObjectIdentifier(model), relationship: j) }
+                defer { undoState.restoringSide = nil }
                 model[keyPath: keyPath] = ModelBackingData<M>.relationshipValue(
                     models, as: V.self, isToMany: relationship.isToMany)
             }
@@ -140,10 +146,25 @@ extension ModelContext {
 
 /// What a context keeps for undo besides the manager's actions.
 struct UndoState {
-    /// The rows upserts replaced, by inserted model: undoing such an insert restores
-    /// the row rather than deleting it (`ChangeSet.keepsReplacedRows`).
-    var replacedRows: [ObjectIdentifier: Row] = [:]
-    /// Set while undo restores one side of a relationship through the model's setter,
-    /// which then leaves the inverse side alone.
-    var isRestoringRelationshipSide = false
+    /// One insert's undo action's link to the save that writes it.
+    final class PendingInsert {
+        weak var model: AnyObject?
+        /// The row the insert's upsert replaced (`ChangeSet.keepsReplacedRows`):
+        /// undoing the insert restores it rather than deleting the model.
+        var replacedRow: Row?
+
+        init(_ model: AnyObject) { self.model = model }
+    }
+
+    /// The relationship side undo is restoring through the model's setter, which then
+    /// leaves the inverse side alone (each side restores itself).
+    struct RestoringSide: Equatable {
+        var model: ObjectIdentifier
+        var relationship: Int
+    }
+
+    /// The undo actions of the inserts the next save writes, by model (the weak
+    /// reference tells a reused address apart).
+    var pendingInserts: [ObjectIdentifier: PendingInsert] = [:]
+    var restoringSide: RestoringSide?
 }
