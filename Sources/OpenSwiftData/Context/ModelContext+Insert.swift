@@ -40,7 +40,7 @@ extension ModelContext {
             backing.isDeleted = false
             registry.register(model, as: backing.identifier, retained: true)
             inserted.append(backing.identifier)
-            registerUndoOfInsert(model)
+            if undoManager != nil { registerUndoOfInsert(model) }
             RelationshipGraph.linkInverses(of: model)
             if wasDeletedInsert { restoreAfterPropagation(of: model) }
             for j in backing.layout.relationships.indices {

@@ -105,7 +105,8 @@ extension ModelContext {
             // The store's row is the truth now (an upsert merged relationships the new
             // model left empty): the model reads it when next used.
             let upserted = result.upserted.contains(temporary)
-            if let undo = undoState.pendingInserts.removeValue(forKey: ObjectIdentifier(model)), undo.model === model {
+            if !undoState.pendingInserts.isEmpty,
+               let undo = undoState.pendingInserts.removeValue(forKey: ObjectIdentifier(model)), undo.model === model {
                 // Undoing this insert restores the row it took over (`ModelContext+Undo`).
                 undo.replacedRow = upserted ? result.replacedRows[temporary] : nil
             }

@@ -318,6 +318,7 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         write(newValue, at: layout.slot(for: key))
     }
 
+    @inline(__always)
     private func read<Value>(at slot: EntityLayout.Slot) -> Value {
         switch slot {
         case let .attribute(i):
@@ -365,6 +366,7 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         }
     }
 
+    @inline(__always)
     private func set<Value, Owner: PersistentModel>(_ newValue: Value, at slot: EntityLayout.Slot, owner: Owner) {
         switch slot {
         case let .attribute(i):

@@ -41,26 +41,27 @@ extension PersistentModel {
         return unsafeDowncast(object, to: OurBackingData.self)
     }
 
-    /// The backing data as `ModelBackingData<Self>`, when it is that: the model's
-    /// class is `Self`. A check of the exact generic class would look its metadata up
-    /// each time; the model type the base records is compared instead. With model
-    /// inheritance, a superclass's accessors (`Self` a superclass of the model's
-    /// class) see nil and take the backing data's inherited access.
-    @inline(__always)
-    var exactBacking: ModelBackingData<Self>? {
-        let our = ourBacking
-        guard our.modelType == ObjectIdentifier(Self.self) else { return nil }
-        return unsafeDowncast(our, to: ModelBackingData<Self>.self)
-    }
+    // With model inheritance, a superclass's accessors (`Self` a superclass of the
+    // model's class) find a backing data of another class and take its inherited
+    // access; the exact class is one comparison of the model type the base records
+    // (a check of the generic class would look its metadata up each time).
 
     /// The model's backing data, type-erased for the context.
-    var modelBacking: any ModelBacking { exactBacking ?? ourBacking.erased }
+    var modelBacking: any ModelBacking {
+        let our = ourBacking
+        if our.modelType == ObjectIdentifier(Self.self) { return unsafeDowncast(our, to: ModelBackingData<Self>.self) }
+        return our.erased
+    }
 
     /// The context the model is registered with, if any.
     public var modelContext: ModelContext? { modelBacking.context }
 
     /// The model's identifier: temporary until the first save, permanent afterwards.
-    public var persistentModelID: PersistentIdentifier { exactBacking?.identifier ?? ourBacking.erased.identifier }
+    public var persistentModelID: PersistentIdentifier {
+        let our = ourBacking
+        if our.modelType == ObjectIdentifier(Self.self) { return unsafeDowncast(our, to: ModelBackingData<Self>.self).identifier }
+        return our.erased.identifier
+    }
 
     public var id: PersistentIdentifier { persistentModelID }
 
@@ -80,15 +81,21 @@ extension PersistentModel {
 
     /// Reads a stored property; `@Model`'s accessors call this.
     public func getValue<Value>(forKey key: KeyPath<Self, Value>) -> Value {
-        if let backing = exactBacking { return backing.value(forKey: key, owner: self) }
-        return ourBacking.inheritedValue(forKey: key)
+        let our = ourBacking
+        if our.modelType == ObjectIdentifier(Self.self) {
+            return unsafeDowncast(our, to: ModelBackingData<Self>.self).value(forKey: key, owner: self)
+        }
+        return our.inheritedValue(forKey: key)
     }
 
     /// Writes a stored property, keeping inverse relationships in step and
     /// telling the context about the change; `@Model`'s accessors call this.
     public func setValue<Value>(forKey key: KeyPath<Self, Value>, to newValue: Value) {
-        if let backing = exactBacking { return backing.setValue(newValue, forKey: key, owner: self) }
-        ourBacking.setInheritedValue(newValue, forKey: key, owner: self)
+        let our = ourBacking
+        if our.modelType == ObjectIdentifier(Self.self) {
+            return unsafeDowncast(our, to: ModelBackingData<Self>.self).setValue(newValue, forKey: key, owner: self)
+        }
+        our.setInheritedValue(newValue, forKey: key, owner: self)
     }
 }
 
