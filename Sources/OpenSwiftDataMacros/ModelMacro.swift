@@ -141,6 +141,7 @@ extension ModelMacro: MemberMacro {
         let isSubclass = !namesPersistentModel && !protocols.contains { $0.trimmedDescription.hasSuffix("PersistentModel") }
         if isSubclass {
             return subclassMembers(type: type, storage: storage, metadataBody: metadataBody, storageInits: storageInits)
+                + keyPathMembers(type: type, properties: properties, isSubclass: true)
         }
         let isFinal = classDecl.modifiers.contains { $0.name.tokenKind == .keyword(.final) }
         var members: [DeclSyntax] = [
@@ -178,8 +179,31 @@ extension ModelMacro: MemberMacro {
                 "<" + $0.parameters.map(\.name.text).joined(separator: ", ") + ">"
             } ?? ""
             members.append("public typealias _$RootModel = \(raw: type)\(raw: arguments)")
+            members += keyPathMembers(type: type, properties: properties, isSubclass: false)
         }
         return members + observationMembers(type: type) + ["internal struct _SwiftDataNoType {}"]
+    }
+
+    /// The key paths of `type`'s own persisted properties rooted at any subclass, and
+    /// `_$keyPathsRootedHere`, every persisted property's rooted at the class it is
+    /// called on (dynamic `Self`), in `schemaMetadata`'s order: a predicate or sort of a
+    /// subclass names an inherited property as `\Sub.name`, which is not equal to the
+    /// `\Base.name` the schema lists.
+    private static func keyPathMembers(type: String, properties: [VariableDeclSyntax], isSubclass: Bool) -> [DeclSyntax] {
+        let paths = properties.map { "\\_S.\($0.keyPathComponent!)" }.joined(separator: ", ")
+        let own = "_$keyPaths_\(type)(rootedAt: Self.self)"
+        return [
+            """
+            public class func _$keyPaths_\(raw: type)<_S: \(raw: type)>(rootedAt _: _S.Type) -> [AnyKeyPath] {
+                [\(raw: paths)]
+            }
+            """,
+            """
+            \(raw: isSubclass ? "override " : "")public class var _$keyPathsRootedHere: [AnyKeyPath] {
+                \(raw: isSubclass ? "super._$keyPathsRootedHere + " + own : own)
+            }
+            """,
+        ]
     }
 
     /// `access` and `withMutation` over the `_$observation` registrar, for key paths of `type`.

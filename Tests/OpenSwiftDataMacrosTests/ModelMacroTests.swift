@@ -328,6 +328,14 @@ final class ModelMacroTests: XCTestCase {
 
                 public typealias _$RootModel = Category
 
+                public class func _$keyPaths_Category<_S: Category>(rootedAt _: _S.Type) -> [AnyKeyPath] {
+                    [\_S.plain, \_S.images, \_S.checkIn, \_S.note, \_S.`default`, \_S.alreadyDone]
+                }
+
+                public class var _$keyPathsRootedHere: [AnyKeyPath] {
+                    _$keyPaths_Category(rootedAt: Self.self)
+                }
+
                 internal nonisolated func access<_M>(keyPath: KeyPath<Category, _M>) {
                     if _$observation == nil {
                         _$observation = OpenSwiftData._ModelObservation()
@@ -372,6 +380,84 @@ final class ModelMacroTests: XCTestCase {
             "@Model final class Empty: PersistentModel {}",
             expandedSource: "final class Empty: PersistentModel {\n" + modelMembers("Empty", metadata: [], storage: []) + "\n}",
             macroSpecs: nothingMissing
+        )
+    }
+
+    /// A class the compiler does not list `PersistentModel` for inherits it from a
+    /// `@Model` superclass: its members override the superclass's.
+    func testSubclassOfAModel() {
+        let inherited = ["Model": MacroSpec(type: ModelMacro.self, conformances: [])]
+        assertMacroExpansion(
+            """
+            @Model class BusinessTrip: Trip {
+                var expenseCode: String
+            }
+            """,
+            expandedSource: #"""
+            class BusinessTrip: Trip {
+                @_PersistedProperty
+                var expenseCode: String
+
+                @Transient private var _$backingData_BusinessTrip: (any OpenSwiftData.BackingData<BusinessTrip>)? = nil
+
+                override public var persistentBackingData: any OpenSwiftData.BackingData<_$RootModel> {
+                    get {
+                        let inherited = super.persistentBackingData
+                        if let backingData = _$backingData_BusinessTrip {
+                            _$backingData_BusinessTrip = nil
+                            let adopted = OpenSwiftData._$adoptBackingData(backingData, from: inherited)
+                            super.persistentBackingData = adopted
+                            return adopted
+                        }
+                        if OpenSwiftData._$backingData(inherited, covers: BusinessTrip.self) {
+                            return inherited
+                        }
+                        let adopted = OpenSwiftData._$adoptBackingData(BusinessTrip.createBackingData(), from: inherited)
+                        super.persistentBackingData = adopted
+                        return adopted
+                    }
+                    set {
+                        _$backingData_BusinessTrip = nil
+                        super.persistentBackingData = newValue
+                    }
+                }
+
+                override public class var schemaMetadata: [OpenSwiftData.Schema.PropertyMetadata] {
+                    super.schemaMetadata + [
+                        OpenSwiftData.Schema.PropertyMetadata(name: "expenseCode", keypath: BusinessTrip._$keyPath_expenseCode, defaultValue: nil, metadata: nil)
+                    ]
+                }
+
+                public required init(backingData: any OpenSwiftData.BackingData<_$RootModel>) {
+                    _expenseCode = _SwiftDataNoType()
+                    _$backingData_BusinessTrip = nil
+                    super.init(backingData: backingData)
+                }
+
+                internal nonisolated func access<_M>(keyPath: KeyPath<BusinessTrip, _M>) {
+                    if _$observation == nil {
+                        _$observation = OpenSwiftData._ModelObservation()
+                    }
+                    _$observation!.registrar.access(self, keyPath: keyPath)
+                }
+
+                internal nonisolated func withMutation<_M, _MR>(keyPath: KeyPath<BusinessTrip, _M>, _ mutation: () throws -> _MR) rethrows -> _MR {
+                    guard let observation = _$observation else {
+                        return try mutation()
+                    }
+                    return try observation.registrar.withMutation(of: self, keyPath: keyPath, mutation)
+                }
+
+                public class func _$keyPaths_BusinessTrip<_S: BusinessTrip>(rootedAt _: _S.Type) -> [AnyKeyPath] {
+                    [\_S.expenseCode]
+                }
+
+                override public class var _$keyPathsRootedHere: [AnyKeyPath] {
+                    super._$keyPathsRootedHere + _$keyPaths_BusinessTrip(rootedAt: Self.self)
+                }
+            }
+            """#,
+            macroSpecs: inherited
         )
     }
 

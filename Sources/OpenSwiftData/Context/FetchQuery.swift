@@ -46,6 +46,9 @@ struct FetchQuery<T: PersistentModel> {
             } catch let unsupported as PredicateCompiler.Unsupported {
                 filter = .fallback(reason: unsupported.description)
             }
+        } else if let test = PredicateCompiler.typeFilter(for: T.self, in: context.container) {
+            // A subclass's fetch reads the rows of its class and its subclasses.
+            filter = .native(CompiledFilter(predicate: BoundPredicate(template: test, parameters: []), cache: nil))
         } else {
             filter = .all
         }
@@ -76,8 +79,10 @@ struct FetchQuery<T: PersistentModel> {
             access = planner().plan(nil).bind([], kinds: kinds)
             rowFilter = .custom { [context, version, descriptor, entity] id in
                 let identifier = context.identifier(entity: entity, row: id)
-                let model = context.registry[identifier] as? T
-                    ?? context.makeModel(identifier: identifier, entity: entity, row: nil, in: version) as! T
+                // (A row of another class of the hierarchy is not a `T`.)
+                guard let model = context.registry[identifier] as? T
+                    ?? context.makeModel(identifier: identifier, entity: entity, row: nil, in: version) as? T
+                else { return false }
                 return try descriptor.predicate?.evaluate(model) ?? true
             }
         }

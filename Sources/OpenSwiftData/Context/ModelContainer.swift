@@ -16,6 +16,8 @@ public class ModelContainer: Equatable, @unchecked Sendable {
     let storeIdentifier: String
     private let entityIndexes: [ObjectIdentifier: Int]
     private let entityIndexesByName: [String: Int]
+    /// The layouts of the classes of hierarchies, by entity name.
+    private let memberIndex: [String: EntityLayout]
     let allowsSave: Bool
     /// Compiled predicate templates by shape (see `PredicateCompiler.compile`).
     let compiledPredicates = PredicateCache()
@@ -103,8 +105,17 @@ public class ModelContainer: Equatable, @unchecked Sendable {
             indexes[ObjectIdentifier(layout.modelType)] = i
             byName[layout.name] = i
         }
+        // Every class of a hierarchy is stored in its root's entity.
+        for layout in givenSchema.memberLayouts.values {
+            guard let root = layout.hierarchy?.rootName, let i = byName[root] else { continue }
+            indexes[ObjectIdentifier(layout.modelType)] = i
+            byName[layout.name] = i
+        }
+        self.hasHierarchies = givenSchema.memberLayouts.count > givenSchema.layouts.count
         self.entityIndexes = indexes
         self.entityIndexesByName = byName
+        self.memberIndex = Dictionary(
+            givenSchema.memberLayouts.values.filter { $0.hierarchy != nil }.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         self.identifierScopes = givenSchema.layouts.map { [storeIdentifier] layout in
             IdentifierScope(storeIdentifier: storeIdentifier, entityName: layout.name)
         }
@@ -206,6 +217,26 @@ public class ModelContainer: Equatable, @unchecked Sendable {
     func entityIndex(named name: String) -> Int? { entityIndexesByName[name] }
 
     func layout(at index: Int) -> EntityLayout { schema.layouts[index] }
+
+    /// Whether the schema has a class hierarchy (model inheritance).
+    let hasHierarchies: Bool
+
+    /// The layout of `type` in this container: a class of a hierarchy has its
+    /// hierarchy's slots, which its standalone layout (`EntityLayout.of`) lacks.
+    func layout(of type: any PersistentModel.Type) -> EntityLayout? {
+        schema.memberLayouts[ObjectIdentifier(type)]
+    }
+
+    /// The layout of the class of stored row `id` of `entity`: the entity's own, or,
+    /// in a hierarchy, that of the class its discriminator names.
+    /// - Complexity: O(1); a hierarchy's reads one value of the row.
+    func layout(at entity: Int, row id: RowID, in table: Table, values row: Row?) -> EntityLayout {
+        let layout = schema.layouts[entity]
+        guard let hierarchy = layout.hierarchy else { return layout }
+        let stored = row.map { $0[hierarchy.discriminator] } ?? table.value(id, slot: hierarchy.discriminator)
+        guard case let .string(name)? = stored, let index = memberIndex[name] else { return layout }
+        return index
+    }
 
     /// The scope of the permanent identifiers of entity `index`, one per entity, so
     /// identifiers of this container share it.

@@ -106,7 +106,10 @@ extension ModelContext {
     public func delete<T: PersistentModel>(
         model: T.Type, where predicate: Predicate<T>? = nil, includeSubclasses: Bool = true
     ) throws {
-        for match in try fetch(FetchDescriptor<T>(predicate: predicate)) { deleteModel(match) }
+        // A fetch of a class returns its subclasses' models too.
+        for match in try fetch(FetchDescriptor<T>(predicate: predicate)) where includeSubclasses || type(of: match) == T.self {
+            deleteModel(match)
+        }
         scheduleAutosave()
     }
 
@@ -114,8 +117,12 @@ extension ModelContext {
     func detachFromInverses(_ model: any PersistentModel) {
         let backing = model.modelBacking
         for (j, relationship) in backing.layout.relationships.enumerated() {
-            guard let inverse = relationship.inverse, relationship.deleteRule != .noAction else { continue }
-            for related in backing.relatedModels(j) { RelationshipGraph.remove(model, from: inverse, of: related) }
+            guard relationship.inverse != nil, relationship.deleteRule != .noAction else { continue }
+            for related in backing.relatedModels(j) {
+                if let inverse = relationship.inverseIndex(in: related.modelBacking.layout) {
+                    RelationshipGraph.remove(model, from: inverse, of: related)
+                }
+            }
         }
     }
 

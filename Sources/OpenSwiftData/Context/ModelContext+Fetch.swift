@@ -15,10 +15,11 @@ extension ModelContext {
 
     /// The number of models `fetch(_:)` would return.
     ///
-    /// Without a predicate or unsaved changes this is the table's row count.
+    /// Without a predicate or unsaved changes this is the table's row count (except for
+    /// a subclass in a model hierarchy, whose rows share their root's table).
     /// - Complexity: O(1) without a predicate or unsaved changes; else as `fetch(_:)`.
     public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
-        if descriptor.predicate == nil, !hasChanges {
+        if descriptor.predicate == nil, !hasChanges, PredicateCompiler.typeFilter(for: T.self, in: container) == nil {
             let rows = container.store.current.tables[try container.entityIndex(of: T.self)].count
             return FetchQuery<T>.window(of: rows, descriptor).count
         }

@@ -36,6 +36,11 @@ extension ModelContext {
                 reinsertions.append((old: backing.identifier, model: model))
                 backing.prepareForReinsertion()
             }
+            // A class of a hierarchy takes its hierarchy's slots, which the layout it
+            // was made with (its own) lacks.
+            if container.hasHierarchies, let layout = container.layout(of: backing.layout.modelType), layout !== backing.layout {
+                backing.adopt(layout)
+            }
             backing.context = self
             backing.isDeleted = false
             registry.register(model, as: backing.identifier, retained: true)

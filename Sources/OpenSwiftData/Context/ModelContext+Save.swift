@@ -166,9 +166,10 @@ extension ModelContext {
     private func redirectInverses(from displaced: any PersistentModel, to replacement: any PersistentModel) {
         let backing = displaced.modelBacking
         for (j, relationship) in backing.layout.relationships.enumerated() {
-            guard let inverse = relationship.inverse else { continue }
+            guard relationship.inverse != nil else { continue }
             for related in backing.relatedModels(j) {
                 let other = related.modelBacking
+                guard let inverse = relationship.inverseIndex(in: other.layout) else { continue }
                 guard let current = other.resolvedModels(inverse), current.contains(where: { $0 === displaced }) else { continue }
                 other.replaceResolved(inverse, with: current.map { $0 === displaced ? replacement : $0 })
             }
@@ -195,7 +196,8 @@ extension ModelContext {
             guard let model = registry[id], !doomed.contains(ObjectIdentifier(model)) else { continue }
             let backing = model.modelBacking
             guard backing.layout.hasRelationshipCountRules else { continue }
-            for (j, relationship) in backing.layout.relationships.enumerated() {
+            for (j, relationship) in backing.layout.relationships.enumerated()
+            where backing.layout.hierarchy?.hasRelationship[j] ?? true {
                 if !relationship.isToMany {
                     if !relationship.isOptional, backing.relatedModels(j).isEmpty {
                         throw SwiftDataError(

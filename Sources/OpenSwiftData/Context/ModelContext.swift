@@ -184,8 +184,11 @@ public class ModelContext: Equatable, SendableMetatype {
     func makeModel(
         identifier: PersistentIdentifier, entity: Int, row: Row?, in version: StoreVersion
     ) -> any PersistentModel {
-        // The container's layout is the one `EntityLayout.of` would find, without its lock.
-        let layout = container.layout(at: entity)
+        // The container's layout is the one `EntityLayout.of` would find, without its lock;
+        // in a class hierarchy, that of the class the row names.
+        let id = RowID(identifier.id.key)
+        let layout = container.hasHierarchies
+            ? container.layout(at: entity, row: id, in: version.tables[entity], values: row) : container.layout(at: entity)
         return layout.maker.make(
             identifier: identifier, layout: layout, row: row, table: version.tables[entity], id: RowID(identifier.id.key),
             generation: version.generation, context: self)

@@ -6,7 +6,7 @@ import Observation
 
 /// Makes a class a persistent model: its stored properties are kept in the model's backing
 /// data, it conforms to `PersistentModel` and `Observable`, and it gets `init(backingData:)`.
-@attached(member, conformances: PersistentModel, names: prefixed(_$backingData_), named(persistentBackingData), named(schemaMetadata), named(init), named(_$observation), named(_$RootModel), named(_SwiftDataNoType), named(access), named(withMutation))
+@attached(member, conformances: PersistentModel, names: prefixed(_$backingData_), named(persistentBackingData), named(schemaMetadata), named(init), named(_$observation), named(_$RootModel), prefixed(_$keyPaths_), named(_$keyPathsRootedHere), named(_SwiftDataNoType), named(access), named(withMutation))
 @attached(memberAttribute)
 @attached(extension, conformances: Observable, PersistentModel)
 public macro Model() = #externalMacro(module: "OpenSwiftDataMacros", type: "ModelMacro")

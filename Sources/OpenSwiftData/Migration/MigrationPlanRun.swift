@@ -33,9 +33,9 @@ final class MigrationPlanRun {
         self.schema = schema
         self.schemas = plan.schemas.map { Schema(versionedSchema: $0) }
         // The version declaring the container's own model classes; else the last of its shape.
-        let types = Set(schema.layouts.map { ObjectIdentifier($0.modelType) })
+        let types = Set(schema.modelTypes.map { ObjectIdentifier($0) })
         let application = schema.storeSchema
-        self.targetIndex = schemas.firstIndex { Set($0.layouts.map { ObjectIdentifier($0.modelType) }) == types }
+        self.targetIndex = schemas.firstIndex { Set($0.modelTypes.map { ObjectIdentifier($0) }) == types }
             ?? schemas.lastIndex { $0.storeSchema.hasSameShape(as: application) }
     }
 

@@ -42,6 +42,9 @@ protocol ModelBacking: AnyObject {
     /// Makes a deleted, saved model new again (undoing its deletion): its values
     /// loaded, no saved row, a temporary identifier.
     func prepareForReinsertion()
+    /// Moves a model not yet in a context to `layout`, another layout of its type
+    /// (its class hierarchy's in a container), slot by slot.
+    func adopt(_ layout: EntityLayout)
 }
 
 /// The non-generic root of our backing data: checking a model's backing data against
@@ -241,6 +244,31 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         storedValues = row
         storedCommitted = row
         forgetResolvedRelationships()
+    }
+
+    func adopt(_ layout: EntityLayout) {
+        prepare()
+        let old = self.layout
+        var values = layout.emptyRow
+        var committed = storedCommitted.map { _ in layout.emptyRow }
+        var relatedModels = layout.emptyRelated
+        for (i, attribute) in old.attributes.enumerated() {
+            guard case let .attribute(k)? = layout.slots[attribute.keyPath] else { continue }
+            values[k] = storedValues[i]
+            committed?[k] = storedCommitted![i]
+        }
+        for (j, relationship) in old.relationships.enumerated() {
+            guard case let .relationship(k)? = layout.slots[relationship.keyPath] else { continue }
+            let from = old.attributes.count + j, to = layout.attributes.count + k
+            values[to] = storedValues[from]
+            committed?[to] = storedCommitted![from]
+            if j < related.count { relatedModels[k] = related[j] }
+        }
+        storedValues = values
+        storedCommitted = committed
+        related = relatedModels
+        dirty = []
+        storedLayout = layout
     }
 
     func prepareForReinsertion() {

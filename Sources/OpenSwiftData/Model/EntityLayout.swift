@@ -56,7 +56,30 @@ final class EntityLayout: @unchecked Sendable {
         let explicitInverse: AnyKeyPath?
         /// The inverse relationship's index in the destination's layout.
         fileprivate(set) var inverse: Int?
+        /// The inverse relationship's key path: with model inheritance a model of the
+        /// destination may have a layout whose slots differ (`inverseIndex(in:)`).
+        fileprivate(set) var inverseKeyPath: AnyKeyPath?
         let options: [Schema.Relationship.Option]
+
+        /// The inverse's index in `layout`, the layout of a related model.
+        /// - Complexity: O(1) when `layout` is the one `inverse` was computed in;
+        ///   O(relationships) otherwise.
+        @inline(__always)
+        func inverseIndex(in layout: EntityLayout) -> Int? {
+            guard let inverse, let inverseKeyPath else { return nil }
+            let relationships = layout.relationships
+            if inverse < relationships.count, relationships[inverse].keyPath === inverseKeyPath { return inverse }
+            return relationships.firstIndex { $0.keyPath == inverseKeyPath }
+        }
+
+        /// A copy, for a hierarchy's layouts (`inverse` is set per layout family).
+        fileprivate func copy() -> RelationshipSlot {
+            RelationshipSlot(
+                name: name, originalName: originalName, keyPath: keyPath, destinationType: destinationType,
+                destination: destination, isToMany: isToMany, isOptional: isOptional, isPlainReference: isPlainReference,
+                deleteRule: deleteRule, minimumModelCount: minimumModelCount, maximumModelCount: maximumModelCount,
+                explicitInverse: explicitInverse, inverse: nil, options: options)
+        }
 
         init(
             name: String, originalName: String, keyPath: AnyKeyPath, destinationType: any PersistentModel.Type,
@@ -105,19 +128,61 @@ final class EntityLayout: @unchecked Sendable {
     /// Whether a save must count this entity's relationships: a non-optional to-one,
     /// or a to-many with a minimum or maximum model count.
     private(set) var hasRelationshipCountRules = false
+    /// Set when the model type is part of a class hierarchy in a container's schema.
+    let hierarchy: Hierarchy?
 
-    private init(modelType: any PersistentModel.Type) {
+    /// A class of a model hierarchy, in a container: every class of the hierarchy has
+    /// the same slots (the union of their properties, the root's first, then a hidden
+    /// attribute naming each row's class), so one engine entity, named after the
+    /// root, stores them all, and a layout slot is an engine slot.
+    struct Hierarchy {
+        /// The root class's entity name: the engine entity's.
+        let rootName: String
+        /// The hidden attribute holding the class of each row (nil for the root).
+        let discriminator: Int
+        /// This class's entity name and its subclasses' (what a type test accepts).
+        let memberNames: [String]
+        /// Which slots the class has (its own and its superclasses' properties).
+        let hasAttribute: [Bool]
+        let hasRelationship: [Bool]
+        var isRoot: Bool { memberNames.first == rootName }
+    }
+
+    /// The name of the hidden attribute of a hierarchy's engine entity.
+    static let discriminatorName = "_$entity"
+
+    /// What the discriminator attribute's key path points at: nothing a model has.
+    private struct DiscriminatorKey { var entity: String? }
+
+    private convenience init(modelType: any PersistentModel.Type) {
+        let (attributes, relationships) = Self.properties(of: modelType)
+        for relationship in relationships {
+            relationship.inverse = Self.inverse(of: relationship, in: modelType)
+            relationship.inverseKeyPath = relationship.inverse.map { Self.properties(of: relationship.destinationType).1[$0].keyPath }
+        }
+        self.init(
+            modelType: modelType, attributes: attributes, relationships: relationships,
+            constraintsOf: modelType, hierarchy: nil, aliases: [])
+    }
+
+    /// `aliases` pairs other key paths of the same properties (`\Sub.name` for
+    /// `\Base.name`) with the ones the slots list.
+    private init(
+        modelType: any PersistentModel.Type, attributes: [AttributeSlot], relationships: [RelationshipSlot],
+        constraintsOf constrained: any PersistentModel.Type, hierarchy: Hierarchy?, aliases: [(AnyKeyPath, AnyKeyPath)]
+    ) {
         self.modelType = modelType
         func maker<M: PersistentModel>(_ type: M.Type) -> any ModelMaking { ModelMaker<M>() }
         self.maker = maker(modelType)
         self.name = Self.entityName(of: modelType)
         self.temporaryScope = IdentifierScope(storeIdentifier: nil, entityName: name)
-        let (attributes, relationships) = Self.properties(of: modelType)
+        self.hierarchy = hierarchy
         self.attributes = attributes
         self.relationships = relationships
         var slots: [AnyKeyPath: Slot] = [:]
         for (i, a) in attributes.enumerated() { slots[a.keyPath] = .attribute(i) }
         for (j, r) in relationships.enumerated() { slots[r.keyPath] = .relationship(j) }
+        for (alias, original) in aliases where slots[alias] == nil { slots[alias] = slots[original] }
         self.slots = slots
         self.slotIdentities = attributes.map { ObjectIdentifier($0.keyPath) } + relationships.map { ObjectIdentifier($0.keyPath) }
         let attributeIndex = { (kp: AnyKeyPath) -> Int? in
@@ -125,20 +190,27 @@ final class EntityLayout: @unchecked Sendable {
             return nil
         }
         var uniqueness = attributes.indices.filter { attributes[$0].options.contains(.unique) }.map { [$0] }
-        for constraint in Self.declaredUniqueness(of: modelType) {
+        for constraint in Self.declaredUniqueness(of: constrained) {
             let slotList = constraint.compactMap(attributeIndex)
             if slotList.count == constraint.count, !uniqueness.contains(slotList) { uniqueness.append(slotList) }
         }
         self.uniqueness = uniqueness
-        self.indices = Self.declaredIndices(of: modelType).compactMap { paths, isRTree in
+        self.indices = Self.declaredIndices(of: constrained).compactMap { paths, isRTree in
             let slotList = paths.compactMap(attributeIndex)
             return slotList.count == paths.count ? IndexDescription(kind: isRTree ? .rtree : .binary, slots: slotList) : nil
         }
-        for relationship in relationships { relationship.inverse = Self.inverse(of: relationship, in: modelType) }
-        hasRelationshipCountRules = relationships.contains {
-            $0.isToMany ? ($0.minimumModelCount > 0 || $0.maximumModelCount > 0) : !$0.isOptional
+        hasRelationshipCountRules = relationships.indices.contains { j in
+            let r = relationships[j]
+            guard hierarchy?.hasRelationship[j] ?? true else { return false }
+            return r.isToMany ? (r.minimumModelCount > 0 || r.maximumModelCount > 0) : !r.isOptional
         }
-        emptyRow = attributes.map { $0.defaultValue ?? .null } + relationships.map { $0.isToMany ? .references([]) : .null }
+        emptyRow = attributes.indices.map { i in
+            if let hierarchy {
+                if i == hierarchy.discriminator { return hierarchy.isRoot ? .null : .string(name) }
+                if !hierarchy.hasAttribute[i] { return .null }
+            }
+            return attributes[i].defaultValue ?? .null
+        } + relationships.map { $0.isToMany ? .references([]) : .null }
         emptyRelated = relationships.map { $0.isToMany ? [] : nil }
         unresolvedRelated = relationships.map { _ in nil }
     }
@@ -157,19 +229,75 @@ final class EntityLayout: @unchecked Sendable {
 
     private static let cache = Locked<[ObjectIdentifier: EntityLayout]>([:])
 
+    /// The layouts of the classes of one hierarchy, for a container's schema:
+    /// `members` holds the root first, then its subclasses, superclasses before
+    /// subclasses. The slots are the root's properties, then each subclass's own in
+    /// that order, then the discriminator.
+    static func hierarchy(_ members: [any PersistentModel.Type]) -> [EntityLayout] {
+        let root = members[0]
+        let full = members.map { properties(of: $0) }
+        var attributes: [AttributeSlot] = []
+        var relationships: [RelationshipSlot] = []
+        func add(_ properties: ([AttributeSlot], [RelationshipSlot])) {
+            for a in properties.0 where !attributes.contains(where: { $0.keyPath == a.keyPath }) { attributes.append(a) }
+            for r in properties.1 where !relationships.contains(where: { $0.keyPath == r.keyPath }) {
+                let copy = r.copy()
+                let owner = Swift.type(of: r.keyPath).rootType as? any PersistentModel.Type ?? root
+                copy.inverse = inverse(of: r, in: owner)
+                copy.inverseKeyPath = copy.inverse.map { Self.properties(of: r.destinationType).1[$0].keyPath }
+                relationships.append(copy)
+            }
+        }
+        for properties in full { add(properties) }
+        let discriminator = attributes.count
+        attributes.append(AttributeSlot(
+            name: discriminatorName, originalName: discriminatorName, keyPath: \DiscriminatorKey.entity,
+            swiftType: String?.self, storableType: String?.self as? any _StorableValue.Type, valueType: .string,
+            isOptional: true, options: [], defaultValue: nil, hashModifier: nil, transformer: nil))
+        let names = members.map { entityName(of: $0) }
+        let aliases = members.flatMap { type in zip(type._$keyPathsRootedHere, type.schemaMetadata.map(\.keypath)).map { ($0, $1) } }
+        return members.enumerated().map { k, type in
+            let own = full[k]
+            // This class and every class below it (each listed after its superclass).
+            let descendants = members.indices.filter { i in
+                var current: AnyClass? = members[i]
+                while let candidate = current {
+                    if ObjectIdentifier(candidate) == ObjectIdentifier(type) { return true }
+                    current = _getSuperclass(candidate)
+                }
+                return false
+            }
+            let hierarchy = Hierarchy(
+                rootName: names[0], discriminator: discriminator, memberNames: descendants.map { names[$0] },
+                hasAttribute: attributes.map { a in own.0.contains { $0.keyPath == a.keyPath } },
+                hasRelationship: relationships.map { r in own.1.contains { $0.keyPath == r.keyPath } })
+            return EntityLayout(
+                modelType: type, attributes: attributes, relationships: relationships, constraintsOf: root, hierarchy: hierarchy,
+                aliases: aliases)
+        }
+    }
+
+    /// The `@Model` superclass of `type`, if it has one.
+    static func modelSuperclass(of type: any PersistentModel.Type) -> (any PersistentModel.Type)? {
+        _getSuperclass(type).flatMap { $0 as? any PersistentModel.Type }
+    }
+
     static func entityName(of type: any PersistentModel.Type) -> String {
         String(describing: type)
     }
 
     /// The engine's description of this entity.
+    /// The engine's description of this entity. A hierarchy's is its root's, with
+    /// the subclasses' attributes optional (rows of other classes leave them nil) and
+    /// relationships to any class of a hierarchy naming its root.
     var entityDescription: EntityDescription {
         EntityDescription(
             name: name,
-            attributes: attributes.map {
+            attributes: attributes.enumerated().map { i, a in
                 AttributeDescription(
-                    name: $0.name, type: $0.valueType, isOptional: $0.isOptional,
-                    isUnique: $0.options.contains(.unique),
-                    isExternalStorage: $0.options.contains(.externalStorage))
+                    name: a.name, type: a.valueType, isOptional: a.isOptional || hierarchy?.hasAttribute[i] == false,
+                    isUnique: a.options.contains(.unique),
+                    isExternalStorage: a.options.contains(.externalStorage))
             },
             relationships: relationships.map { r in
                 RelationshipDescription(

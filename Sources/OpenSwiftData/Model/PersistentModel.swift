@@ -16,11 +16,16 @@ public protocol PersistentModel: AnyObject, Observable, Hashable, Identifiable, 
     /// Indexes declared with `#Index`: each element a `Schema.Index<Self>.Types<Self>`,
     /// erased for the same reason.
     static var _$indices: [Any] { get }
+    /// Model inheritance: every persisted property's key path rooted at this class, in
+    /// `schemaMetadata`'s order (a subclass's `\Sub.name` for an inherited `name`);
+    /// empty for a final class, whose key paths are rooted at it already.
+    static var _$keyPathsRootedHere: [AnyKeyPath] { get }
 }
 
 extension PersistentModel {
     public static var _$uniquenessConstraints: [[AnyKeyPath]] { [] }
     public static var _$indices: [Any] { [] }
+    public static var _$keyPathsRootedHere: [AnyKeyPath] { [] }
 
     /// Fresh backing data for a model created by its own initializer.
     public static func createBackingData() -> any BackingData<Self> {

@@ -10,14 +10,16 @@ enum RelationshipGraph {
         let relationship = backing.layout.relationships[index]
         let old = backing.relatedModels(index)
         backing.setRelated(index, to: newModels)
-        guard let inverse = relationship.inverse else { return }
+        guard relationship.inverse != nil else { return }
         let oldIDs = Set(old.map(ObjectIdentifier.init))
         let newIDs = Set(newModels.map(ObjectIdentifier.init))
         for model in old where !newIDs.contains(ObjectIdentifier(model)) {
-            remove(owner, from: inverse, of: model)
+            if let inverse = relationship.inverseIndex(in: model.modelBacking.layout) { remove(owner, from: inverse, of: model) }
         }
         for model in newModels where !oldIDs.contains(ObjectIdentifier(model)) {
-            add(owner, to: inverse, of: model, ownerRelationship: index)
+            if let inverse = relationship.inverseIndex(in: model.modelBacking.layout) {
+                add(owner, to: inverse, of: model, ownerRelationship: relationship)
+            }
         }
     }
 
@@ -30,14 +32,21 @@ enum RelationshipGraph {
     }
 
     /// Adds `target` to relationship `index` of `model`; for a to-one relationship the
-    /// model's previous target loses `model` from `ownerRelationship`.
-    static func add(_ target: any PersistentModel, to index: Int, of model: any PersistentModel, ownerRelationship: Int) {
+    /// model's previous target loses `model` from `ownerRelationship` (the
+    /// relationship of `target`'s whose inverse this is).
+    static func add(
+        _ target: any PersistentModel, to index: Int, of model: any PersistentModel,
+        ownerRelationship: EntityLayout.RelationshipSlot
+    ) {
         let backing = model.modelBacking
         let current = backing.relatedModels(index)
         if backing.layout.relationships[index].isToMany {
             if !current.contains(where: { $0 === target }) { backing.setRelated(index, to: current + [target]) }
         } else if current.first !== target {
-            if let previous = current.first { remove(model, from: ownerRelationship, of: previous) }
+            if let previous = current.first, let slot = previous.modelBacking.layout.slots[ownerRelationship.keyPath],
+               case let .relationship(k) = slot {
+                remove(model, from: k, of: previous)
+            }
             backing.setRelated(index, to: [target])
         }
     }
@@ -47,8 +56,12 @@ enum RelationshipGraph {
     static func linkInverses(of model: any PersistentModel) {
         let backing = model.modelBacking
         for (j, relationship) in backing.layout.relationships.enumerated() {
-            guard let inverse = relationship.inverse, let related = backing.resolvedModels(j) else { continue }
-            for other in related { add(model, to: inverse, of: other, ownerRelationship: j) }
+            guard relationship.inverse != nil, let related = backing.resolvedModels(j) else { continue }
+            for other in related {
+                if let inverse = relationship.inverseIndex(in: other.modelBacking.layout) {
+                    add(model, to: inverse, of: other, ownerRelationship: relationship)
+                }
+            }
         }
     }
 }

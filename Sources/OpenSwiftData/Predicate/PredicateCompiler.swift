@@ -111,7 +111,9 @@ struct PredicateCompiler {
         var compiler = PredicateCompiler(container: container, isTemplate: asTemplate)
         let entity = try container.entityIndex(of: T.self)
         compiler.variables[predicate.variable.key] = Node(expression: .root, shape: .row(entity: entity))
-        let expression = try compiler.compile(predicate.expression).expression
+        var expression = try compiler.compile(predicate.expression).expression
+        // A subclass's fetch reads the rows of its class and its subclasses.
+        if let test = typeFilter(for: T.self, in: container) { expression = .and(expression, test) }
         return (expression, compiler)
     }
 

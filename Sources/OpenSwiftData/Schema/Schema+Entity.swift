@@ -27,16 +27,19 @@ extension Schema {
             properties = []
         }
 
+        /// The entity of `layout`'s model type: of a class of a hierarchy, only the
+        /// properties it has (its own and its superclasses').
         convenience init(layout: EntityLayout) {
             self.init(layout.name)
-            let attributes = layout.attributes.map { slot in
+            let hierarchy = layout.hierarchy
+            let attributes = layout.attributes.indices.filter { hierarchy?.hasAttribute[$0] ?? true }.map { layout.attributes[$0] }.map { slot in
                 let attribute = Attribute(
                     name: slot.name, originalName: slot.originalName, options: slot.options,
                     valueType: unwrappedType(slot.swiftType), defaultValue: nil, hashModifier: slot.hashModifier)
                 attribute.isOptional = slot.isOptional
                 return attribute
             }
-            let relationships = layout.relationships.map { slot in
+            let relationships = layout.relationships.indices.filter { hierarchy?.hasRelationship[$0] ?? true }.map { layout.relationships[$0] }.map { slot in
                 let relationship = Relationship(name: slot.name, destination: slot.destination, deleteRule: slot.deleteRule)
                 relationship.originalName = slot.originalName
                 relationship.keypath = slot.keyPath

@@ -9,31 +9,72 @@ public final class Schema: Hashable, @unchecked Sendable {
     public let version: Schema.Version
     public let entities: [Schema.Entity]
     public let entitiesByName: [String: Schema.Entity]
-    /// Per entity, in `entities` order, the layout of its model type.
+    /// The layout of each engine entity, in the engine's order: one per model type,
+    /// except that a class hierarchy is one engine entity, its root's.
     let layouts: [EntityLayout]
+    /// The layout of every model type, subclasses included, by type.
+    let memberLayouts: [ObjectIdentifier: EntityLayout]
+    /// Every model type, in the order they were found.
+    let modelTypes: [any PersistentModel.Type]
 
     public init() {
         version = Version(1, 0, 0)
         entities = []
         entitiesByName = [:]
         layouts = []
+        memberLayouts = [:]
+        modelTypes = []
     }
 
     public init(_ types: [any PersistentModel.Type], version: Schema.Version = Version(1, 0, 0)) {
         self.version = version
-        var layouts: [EntityLayout] = []
+        // Model types reachable through relationships, and the `@Model` superclasses of
+        // subclasses (a superclass cannot list its subclasses, so the schema must).
+        var found: [any PersistentModel.Type] = []
         var seen: Set<ObjectIdentifier> = []
         var queue = types
         while !queue.isEmpty {
             let type = queue.removeFirst()
             guard seen.insert(ObjectIdentifier(type)).inserted else { continue }
-            let layout = EntityLayout.of(type)
-            layouts.append(layout)
-            queue.append(contentsOf: layout.relationships.map(\.destinationType))
+            found.append(type)
+            queue.append(contentsOf: EntityLayout.of(type).relationships.map(\.destinationType))
+            if let superclass = EntityLayout.modelSuperclass(of: type) { queue.append(superclass) }
+        }
+        func root(of type: any PersistentModel.Type) -> any PersistentModel.Type {
+            var type = type
+            while let superclass = EntityLayout.modelSuperclass(of: type) { type = superclass }
+            return type
+        }
+        func depth(of type: any PersistentModel.Type) -> Int {
+            var depth = 0, type = type
+            while let superclass = EntityLayout.modelSuperclass(of: type) { (depth, type) = (depth + 1, superclass) }
+            return depth
+        }
+        var members: [ObjectIdentifier: EntityLayout] = [:]
+        var layouts: [EntityLayout] = []
+        for type in found {
+            let top = root(of: type)
+            guard ObjectIdentifier(top) == ObjectIdentifier(type) else { continue }
+            // Superclasses before subclasses; a stable order, so the engine's slots are.
+            let family = found.filter { ObjectIdentifier(root(of: $0)) == ObjectIdentifier(top) }
+                .sorted { (depth(of: $0), EntityLayout.entityName(of: $0)) < (depth(of: $1), EntityLayout.entityName(of: $1)) }
+            let familyLayouts = family.count == 1 ? [EntityLayout.of(type)] : EntityLayout.hierarchy(family)
+            for layout in familyLayouts { members[ObjectIdentifier(layout.modelType)] = layout }
+            layouts.append(familyLayouts[0])
         }
         self.layouts = layouts
-        self.entities = layouts.map(Entity.init(layout:))
-        self.entitiesByName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.memberLayouts = members
+        self.modelTypes = found
+        let entities = found.map { Entity(layout: members[ObjectIdentifier($0)]!) }
+        let byName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for (type, entity) in zip(found, entities) {
+            guard let superclass = EntityLayout.modelSuperclass(of: type) else { continue }
+            entity.superentityName = EntityLayout.entityName(of: superclass)
+            entity.superentity = byName[EntityLayout.entityName(of: superclass)]
+            entity.superentity?.subentities.insert(entity)
+        }
+        self.entities = entities
+        self.entitiesByName = byName
         for entity in entities {
             for relationship in entity.relationships {
                 relationship.inverseKeyPath = relationship.inverseKeyPath

@@ -100,15 +100,20 @@ extension ModelContext {
         restore(model, attribute: model.modelBacking.layout.attributes[i], to: value)
     }
 
-    private func restore<M: PersistentModel>(_ model: M, attribute: EntityLayout.AttributeSlot, to value: Value) {
-        func write<V>(_: V.Type) {
-            guard let keyPath = attribute.keyPath as? ReferenceWritableKeyPath<M, V> else {
-                assertionFailure("\(attribute.name) of \(M.self) has no writable key path of type \(V.self)")
-                return
+    /// (The key path's root is the class that declares the property, which for an
+    /// inherited one is a superclass of the model's.)
+    private func restore(_ model: any PersistentModel, attribute: EntityLayout.AttributeSlot, to value: Value) {
+        func write<Root>(_: Root.Type) {
+            func typed<V>(_: V.Type) {
+                guard let keyPath = attribute.keyPath as? ReferenceWritableKeyPath<Root, V>, let root = model as? Root else {
+                    assertionFailure("\(attribute.name) of \(Swift.type(of: model)) has no writable key path of type \(V.self)")
+                    return
+                }
+                root[keyPath: keyPath] = attribute.decode(value, as: V.self)
             }
-            model[keyPath: keyPath] = attribute.decode(value, as: V.self)
+            _openExistential(attribute.swiftType, do: typed)
         }
-        _openExistential(attribute.swiftType, do: write)
+        _openExistential(Swift.type(of: attribute.keyPath).rootType, do: write)
     }
 
     /// Puts a relationship back as it was through the model's own setter, so
@@ -118,9 +123,9 @@ extension ModelContext {
         _ model: any PersistentModel, relationship j: Int, to models: [any PersistentModel], bothSides: Bool
     ) {
         let relationship = model.modelBacking.layout.relationships[j]
-        func write<M: PersistentModel>(_ model: M) {
+        func write<M: PersistentModel, Root>(_ model: M, _: Root.Type) {
             func assign<V>(_: V.Type) {
-                guard let keyPath = relationship.keyPath as? ReferenceWritableKeyPath<M, V>,
+                guard let keyPath = relationship.keyPath as? ReferenceWritableKeyPath<Root, V>, let root = model as? Root,
                       models.count <= 1 || relationship.isToMany,
                       !models.isEmpty || relationship.isToMany || relationship.isOptional
                 else {
@@ -135,12 +140,13 @@ extension ModelContext {
                 }
                 if !bothSides { undoState.restoringSide = .init(model: ObjectIdentifier(model), relationship: j) }
                 defer { undoState.restoringSide = nil }
-                model[keyPath: keyPath] = ModelBackingData<M>.relationshipValue(
+                root[keyPath: keyPath] = ModelBackingData<M>.relationshipValue(
                     models, as: V.self, isToMany: relationship.isToMany)
             }
             _openExistential(type(of: relationship.keyPath).valueType, do: assign)
         }
-        write(model)
+        func open<Root>(_ rootType: Root.Type) { write(model, rootType) }
+        _openExistential(type(of: relationship.keyPath).rootType, do: open)
     }
 }
 
