@@ -178,6 +178,34 @@ import Testing
         #expect(try context.fetch(FetchDescriptor<PersonalJourney>()).first?.reason == .reunion)
     }
 
+    @Test func aCastInAPredicateIsEvaluatedOnModels() throws {
+        let context = ModelContext(try container())
+        try fill(context)
+        let descriptor = FetchDescriptor<Journey>(predicate: #Predicate { ($0 as? BusinessJourney)?.expenseCode == "K-1" })
+        #expect(try context.fetch(descriptor).map(\.name) == ["Kickoff"])
+        if case .fallback = try context.explain(descriptor).filtering {} else {
+            Issue.record("a cast is evaluated on models")
+        }
+    }
+
+    @Test func aDocumentOfTheBaseClassGainsSubclasses() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let url = folder.file("journeys.store")
+        do {
+            // Written before the app declared subclasses.
+            let context = ModelContext(try ModelContainer(for: Journey.self, configurations: ModelConfiguration(url: url)))
+            context.insert(Journey(name: "Weekend", destination: "Oslo", startDate: day(1)))
+            try context.save()
+        }
+        let context = ModelContext(try container(at: url))
+        context.insert(BusinessJourney(name: "Kickoff", destination: "Bergen", startDate: day(2), expenseCode: "K-1"))
+        try context.save()
+        let all = try context.fetch(FetchDescriptor<Journey>(sortBy: [SortDescriptor(\.startDate)]))
+        #expect(all.map { String(describing: type(of: $0)) } == ["Journey", "BusinessJourney"])
+        #expect(try context.fetchCount(FetchDescriptor<BusinessJourney>()) == 1)
+    }
+
     @Test func undoRestoresInheritedProperties() throws {
         let context = ModelContext(try container())
         context.undoManager = UndoManager()
