@@ -350,6 +350,11 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
     private func read<Value>(at slot: EntityLayout.Slot) -> Value {
         switch slot {
         case let .attribute(i):
+            // A fault reads the one column until it is written (as a relationship reads
+            // its one slot): a model read for a few properties copies no row.
+            if case let .fault(table, id) = state, let stored = table.value(id, slot: i) {
+                return layout.attributes[i].decode(stored, as: Value.self)
+            }
             prepare()
             return layout.attributes[i].decode(storedValues[i], as: Value.self)
         case let .relationship(j):
