@@ -100,7 +100,10 @@ public struct StoredRowQuery {
             }
             return (tested, false)
         case let .spatial(plan):
+            // Sized for a typical window: grown by doubling from empty, the buffer cost
+            // about as much as the search itself.
             var ids: [RowID] = []
+            ids.reserveCapacity(256)
             version.spatialIndexes[entity][plan.index].tree(over: table).search(lower: plan.lower, upper: plan.upper) {
                 ids.append($0)
                 return true
