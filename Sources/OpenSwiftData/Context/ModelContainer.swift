@@ -244,6 +244,15 @@ public class ModelContainer: Equatable, @unchecked Sendable {
 
     /// Rejects types that cannot be stored, before any data is touched.
     private static func validate(_ schema: Schema) throws {
+        for layout in schema.layouts where layout.hierarchy != nil {
+            // Two classes of a hierarchy declaring one name would share an engine slot name.
+            var names = Set<String>()
+            for name in layout.attributes.map(\.name) + layout.relationships.map(\.name) where !names.insert(name).inserted {
+                throw SwiftDataError(
+                    .loadIssueModelContainer,
+                    "two classes of the hierarchy of \(layout.name) declare a property named \(name): rename one")
+            }
+        }
         for layout in schema.layouts {
             for attribute in layout.attributes {
                 if let transformer = attribute.transformer {

@@ -38,7 +38,10 @@ extension ModelContext {
             }
             // A class of a hierarchy takes its hierarchy's slots, which the layout it
             // was made with (its own) lacks.
-            if container.hasHierarchies, let layout = container.layout(of: backing.layout.modelType), layout !== backing.layout {
+            // (Or a model of another container's hierarchy comes to one without.)
+            if container.hasHierarchies || backing.layout.hierarchy != nil,
+               let layout = container.layout(of: backing.layout.modelType) ?? .some(EntityLayout.of(backing.layout.modelType)),
+               layout !== backing.layout {
                 backing.adopt(layout)
             }
             backing.context = self

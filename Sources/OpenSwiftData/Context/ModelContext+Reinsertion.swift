@@ -18,12 +18,16 @@ extension ModelContext {
     /// - Complexity: O(rows of the entities that have a relationship to a reinserted
     ///   model's entity), at saves with reinsertions only.
     func relinkReinsertions() {
-        var byEntity: [String: [RowID: any PersistentModel]] = [:]
+        // By engine entity: a relationship to a subclass names the subclass, its rows
+        // are its hierarchy root's.
+        var byEntity: [Int: [RowID: any PersistentModel]] = [:]
         for (old, model) in reinsertions {
             let backing = model.modelBacking
             // Deleted again (or rolled back) before this save: nothing to point at.
-            guard backing.context === self, isPendingInsert(backing.identifier) else { continue }
-            byEntity[old.entityName, default: [:]][RowID(old.id.key)] = model
+            guard backing.context === self, isPendingInsert(backing.identifier),
+                  let entity = container.entityIndex(named: old.entityName)
+            else { continue }
+            byEntity[entity, default: [:]][RowID(old.id.key)] = model
         }
         guard !byEntity.isEmpty else { return }
         undoManager?.disableUndoRegistration()
@@ -31,7 +35,9 @@ extension ModelContext {
         let version = container.store.current
         for (entity, layout) in container.schema.layouts.enumerated() {
             for (j, relationship) in layout.relationships.enumerated() {
-                guard let targets = byEntity[relationship.destination] else { continue }
+                guard let destination = container.entityIndex(named: relationship.destination),
+                      let targets = byEntity[destination]
+                else { continue }
                 var referrers: [(RowID, [any PersistentModel])] = []
                 version.tables[entity].forEach(slot: layout.attributes.count + j) { id, value in
                     let ids: [RowID] = switch value {

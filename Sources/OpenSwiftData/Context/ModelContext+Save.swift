@@ -191,7 +191,7 @@ extension ModelContext {
 
     private func validateRelationshipCounts(excluding doomed: Set<ObjectIdentifier>) throws {
         // Most schemas have no rule to check: then no model is looked at.
-        guard container.schema.layouts.contains(where: \.hasRelationshipCountRules) else { return }
+        guard container.schema.memberLayouts.values.contains(where: \.hasRelationshipCountRules) else { return }
         for id in [inserted, Array(changed)].joined() {
             guard let model = registry[id], !doomed.contains(ObjectIdentifier(model)) else { continue }
             let backing = model.modelBacking

@@ -108,8 +108,8 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         /// version it was fetched or saved in, so a fetch that only counts or passes
         /// models on reads no column. (Holding the table, not the store, keeps the values
         /// those of that version, as an eager read would have, and keeps no document
-        /// open; it holds that version's column buffers until read. Reading a
-        /// relationship reads its one slot and leaves the model a fault.)
+        /// open; it holds that version's column buffers until written. Reading a
+        /// property or a relationship reads its one slot and leaves the model a fault.)
         case fault(Table, id: RowID)
         case loaded
     }

@@ -149,7 +149,7 @@ final class EntityLayout: @unchecked Sendable {
     }
 
     /// The name of the hidden attribute of a hierarchy's engine entity.
-    static let discriminatorName = "_$entity"
+    static let discriminatorName = EntityDescription.discriminatorName
 
     /// What the discriminator attribute's key path points at: nothing a model has.
     private struct DiscriminatorKey { var entity: String? }
@@ -157,7 +157,10 @@ final class EntityLayout: @unchecked Sendable {
     private convenience init(modelType: any PersistentModel.Type) {
         let (attributes, relationships) = Self.properties(of: modelType)
         for relationship in relationships {
-            relationship.inverse = Self.inverse(of: relationship, in: modelType)
+            // Inferred from the class that declares it (a superclass, for an inherited one),
+            // as in the hierarchy's layouts.
+            let owner = Swift.type(of: relationship.keyPath).rootType as? any PersistentModel.Type ?? modelType
+            relationship.inverse = Self.inverse(of: relationship, in: owner)
             relationship.inverseKeyPath = relationship.inverse.map { Self.properties(of: relationship.destinationType).1[$0].keyPath }
         }
         self.init(
@@ -277,6 +280,14 @@ final class EntityLayout: @unchecked Sendable {
         }
     }
 
+    /// The entity name of the root of `type`'s class hierarchy (its own without one):
+    /// the engine entity that stores its rows.
+    static func rootName(of type: any PersistentModel.Type) -> String {
+        var type = type
+        while let superclass = modelSuperclass(of: type) { type = superclass }
+        return entityName(of: type)
+    }
+
     /// The `@Model` superclass of `type`, if it has one.
     static func modelSuperclass(of type: any PersistentModel.Type) -> (any PersistentModel.Type)? {
         _getSuperclass(type).flatMap { $0 as? any PersistentModel.Type }
@@ -301,7 +312,7 @@ final class EntityLayout: @unchecked Sendable {
             },
             relationships: relationships.map { r in
                 RelationshipDescription(
-                    name: r.name, destination: r.destination, isToMany: r.isToMany,
+                    name: r.name, destination: Self.rootName(of: r.destinationType), isToMany: r.isToMany,
                     inverse: r.inverse.map { EntityLayout.of(r.destinationType).relationships[$0].name },
                     deleteRule: RelationshipDescription.DeleteRule(rawValue: r.deleteRule.rawValue) ?? .nullify)
             },

@@ -35,7 +35,9 @@ final class PredicateCache: Sendable {
 
     /// `expression`'s fingerprint and cached template (nil when none is cached
     /// yet), or nil when predicates of its form cannot be cached.
-    func lookUp(_ expression: Any) -> (PredicateFingerprint, CompiledPredicate?)? {
+    /// `model`, when given, keeps templates of one expression type apart per model
+    /// type: a fetch of a subclass in a hierarchy adds its own type test to the template.
+    func lookUp(_ expression: Any, model: Any.Type? = nil) -> (PredicateFingerprint, CompiledPredicate?)? {
         let type = ObjectIdentifier(Swift.type(of: expression))
         return state.withLock { state in
             let entry: Entry
@@ -49,6 +51,7 @@ final class PredicateCache: Sendable {
             var print = PredicateFingerprint()
             fingerprinter.fingerprint(expression, into: &print)
             guard print.isCacheable else { return nil }
+            if let model { print.operators.append(AnyHashable(ObjectIdentifier(model))) }
             let template = entry.templates.first { $0.keyPaths == print.keyPaths && $0.operators == print.operators }
             return (print, template?.compiled)
         }

@@ -70,7 +70,9 @@ struct PredicateCompiler {
     /// the cached template also keeps the plans made for it (`CompiledPredicate.plan`).
     static func compile<T: PersistentModel>(_ predicate: Predicate<T>, in container: ModelContainer) throws -> CompiledFilter {
         let expression: Any = predicate.expression
-        guard let (print, cached) = container.compiledPredicates.lookUp(expression) else {
+        guard let (print, cached) = container.compiledPredicates.lookUp(
+            expression, model: container.hasHierarchies ? T.self : nil)
+        else {
             let compiled = try compileAnew(predicate, in: container, asTemplate: false)
             return CompiledFilter(predicate: BoundPredicate(template: compiled, parameters: []), cache: nil)
         }

@@ -3,6 +3,9 @@
 /// A row stores the attributes first (slot `i` is `attributes[i]`), then the
 /// relationships (slot `attributes.count + j` is `relationships[j]`).
 public struct EntityDescription: Hashable, Sendable {
+    /// The attribute naming each row's class, in the entity of a model class hierarchy.
+    public static let discriminatorName = "_$entity"
+
     public var name: String
     public var attributes: [AttributeDescription]
     public var relationships: [RelationshipDescription]

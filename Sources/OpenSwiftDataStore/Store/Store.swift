@@ -229,6 +229,12 @@ public final class Store: Sendable {
                 if let other = version.conflict(for: insert.row, entity: insert.entity, excluding: id) {
                     throw violation(schema.entities[insert.entity], other.constraint, other.key)
                 }
+                // In a class hierarchy's entity, a key held by a row of another class is a
+                // violation, not an upsert: the row cannot change class under other models.
+                if let d = schema.entities[insert.entity].attributes.firstIndex(where: { $0.name == EntityDescription.discriminatorName }),
+                   version.row(id, of: insert.entity)?[d] != insert.row[d] {
+                    throw violation(schema.entities[insert.entity], clash.constraint, clash.key)
+                }
                 if changes.keepsReplacedRows, let old = version.row(id, of: insert.entity) { replacedRows[temporary] = old }
                 let merged = mergeUpsert(insert.row, onto: id, of: insert.entity, in: &version, written: &written)
                 version.write(merged, at: id, of: insert.entity)

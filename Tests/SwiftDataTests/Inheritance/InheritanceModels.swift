@@ -66,3 +66,19 @@ import SwiftData
     var name: String
     init(name: String) { self.name = name }
 }
+
+/// Siblings that each declare `size`: one engine entity cannot hold both.
+@Model class Figure {
+    var name: String
+    init(name: String) { self.name = name }
+}
+
+@Model class Circle: Figure {
+    var size: Double = 0
+    override init(name: String) { super.init(name: name) }
+}
+
+@Model class Square: Figure {
+    var size: Int = 0
+    override init(name: String) { super.init(name: name) }
+}

@@ -206,6 +206,54 @@ import Testing
         #expect(try context.fetchCount(FetchDescriptor<BusinessJourney>()) == 1)
     }
 
+    @Test func aRelationshipToASubclassSavesWithBothEnds() throws {
+        let context = ModelContext(try container())
+        let conference = ConferenceJourney(name: "WWDC", destination: "Cupertino", startDate: day(4), conference: "WWDC")
+        let dinner = Meal(cost: 42)
+        context.insert(conference)
+        context.insert(dinner)
+        dinner.journey = conference
+        try context.save()
+        let other = ModelContext(context.container)
+        let meal = try #require(try other.fetch(FetchDescriptor<Meal>()).first)
+        #expect(meal.journey?.name == "WWDC")
+        #expect(meal.journey is ConferenceJourney)
+    }
+
+    @Test func onePredicateShapeServesEachClassApart() throws {
+        let context = ModelContext(try container())
+        try fill(context)
+        #expect(try context.fetchCount(FetchDescriptor<Journey>(predicate: #Predicate { _ in true })) == 4)
+        #expect(try context.fetch(FetchDescriptor<BusinessJourney>(predicate: #Predicate { _ in true })).count == 2)
+        #expect(try context.fetch(FetchDescriptor<PersonalJourney>(predicate: #Predicate { _ in true })).count == 1)
+        #expect(try context.fetchCount(FetchDescriptor<Journey>(predicate: #Predicate { _ in true })) == 4)
+    }
+
+    @Test func aKeyHeldByAnotherClassIsAViolation() throws {
+        let context = ModelContext(try container())
+        try fill(context)
+        context.insert(PersonalJourney(name: "Kickoff", destination: "Rome", startDate: day(5), reason: .family))
+        #expect(throws: SwiftDataError.self) { try context.save() }
+    }
+
+    @Test func aModelMovesToAContainerWithoutTheHierarchy() throws {
+        let trip = Journey(name: "Weekend", destination: "Oslo", startDate: day(1))
+        let first = ModelContext(try container())
+        first.insert(trip)
+        first.delete(trip)
+        let plain = ModelContext(try ModelContainer(for: Journey.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true)))
+        plain.insert(trip)
+        try plain.save()
+        let check = ModelContext(plain.container)
+        #expect(try check.fetch(FetchDescriptor<Journey>()).map(\.destination) == ["Oslo"])
+    }
+
+    @Test func siblingsCannotShareAPropertyName() {
+        #expect(throws: SwiftDataError.self) {
+            _ = try ModelContainer(for: Figure.self, Circle.self, Square.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        }
+    }
+
     @Test func undoRestoresInheritedProperties() throws {
         let context = ModelContext(try container())
         context.undoManager = UndoManager()
