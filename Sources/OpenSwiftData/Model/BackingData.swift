@@ -52,12 +52,12 @@ protocol ModelBacking: AnyObject {
 /// `ModelBackingData<M>` looks the generic class's metadata up each time.
 class OurBackingData {
     /// `M` of the `ModelBackingData<M>` this is.
-    let modelType: ObjectIdentifier
-    /// `M` itself, for the subclass checks of model inheritance.
     let modelClass: AnyClass
+    /// `modelClass`'s identity (the metadata pointer itself, nothing to store).
+    @inline(__always)
+    var modelType: ObjectIdentifier { ObjectIdentifier(modelClass) }
 
     init(modelClass: AnyClass) {
-        self.modelType = ObjectIdentifier(modelClass)
         self.modelClass = modelClass
     }
 
@@ -80,14 +80,7 @@ class OurBackingData {
 
     /// Whether this backs a model of `type` or of a subclass of it.
     /// - Complexity: O(depth of the class hierarchy)
-    func backs(_ type: AnyClass) -> Bool {
-        var current: AnyClass? = modelClass
-        while let candidate = current {
-            if ObjectIdentifier(candidate) == ObjectIdentifier(type) { return true }
-            current = _getSuperclass(candidate)
-        }
-        return false
-    }
+    func backs(_ type: AnyClass) -> Bool { EntityLayout.isClass(modelClass, orSubclassOf: type) }
 }
 
 /// The backing data of models of type `M`: the context-local row (see `BackingData`).
@@ -248,22 +241,15 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
 
     func adopt(_ layout: EntityLayout) {
         prepare()
-        let old = self.layout
+        let (rowSlots, relationshipSlots) = self.layout.slotPairs(into: layout)
         var values = layout.emptyRow
         var committed = storedCommitted.map { _ in layout.emptyRow }
         var relatedModels = layout.emptyRelated
-        for (i, attribute) in old.attributes.enumerated() {
-            guard case let .attribute(k)? = layout.slots[attribute.keyPath] else { continue }
-            values[k] = storedValues[i]
-            committed?[k] = storedCommitted![i]
-        }
-        for (j, relationship) in old.relationships.enumerated() {
-            guard case let .relationship(k)? = layout.slots[relationship.keyPath] else { continue }
-            let from = old.attributes.count + j, to = layout.attributes.count + k
+        for (from, to) in rowSlots {
             values[to] = storedValues[from]
             committed?[to] = storedCommitted![from]
-            if j < related.count { relatedModels[k] = related[j] }
         }
+        for (from, to) in relationshipSlots where from < related.count { relatedModels[to] = related[from] }
         storedValues = values
         storedCommitted = committed
         related = relatedModels
@@ -387,15 +373,12 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
 
     override func adoptValues(of other: OurBackingData) {
         let source = other.erased
-        let from = source.layout, to = layout
+        let (rowSlots, relationshipSlots) = source.layout.slotPairs(into: layout)
         prepare()
-        for (i, attribute) in from.attributes.enumerated() {
-            guard case let .attribute(k)? = to.slots[attribute.keyPath] else { continue }
-            storedValues[k] = source.values[i]
-        }
-        for (j, relationship) in from.relationships.enumerated() {
-            guard case let .relationship(k)? = to.slots[relationship.keyPath], let models = source.resolvedModels(j) else { continue }
-            related[k] = models
+        let values = source.values
+        for (from, to) in rowSlots { storedValues[to] = values[from] }
+        for (from, to) in relationshipSlots {
+            if let models = source.resolvedModels(from) { related[to] = models }
         }
     }
 

@@ -156,13 +156,7 @@ final class EntityLayout: @unchecked Sendable {
 
     private convenience init(modelType: any PersistentModel.Type) {
         let (attributes, relationships) = Self.properties(of: modelType)
-        for relationship in relationships {
-            // Inferred from the class that declares it (a superclass, for an inherited one),
-            // as in the hierarchy's layouts.
-            let owner = Swift.type(of: relationship.keyPath).rootType as? any PersistentModel.Type ?? modelType
-            relationship.inverse = Self.inverse(of: relationship, in: owner)
-            relationship.inverseKeyPath = relationship.inverse.map { Self.properties(of: relationship.destinationType).1[$0].keyPath }
-        }
+        for relationship in relationships { Self.resolveInverse(of: relationship, declaredIn: modelType) }
         self.init(
             modelType: modelType, attributes: attributes, relationships: relationships,
             constraintsOf: modelType, hierarchy: nil, aliases: [])
@@ -245,9 +239,7 @@ final class EntityLayout: @unchecked Sendable {
             for a in properties.0 where !attributes.contains(where: { $0.keyPath == a.keyPath }) { attributes.append(a) }
             for r in properties.1 where !relationships.contains(where: { $0.keyPath == r.keyPath }) {
                 let copy = r.copy()
-                let owner = Swift.type(of: r.keyPath).rootType as? any PersistentModel.Type ?? root
-                copy.inverse = inverse(of: r, in: owner)
-                copy.inverseKeyPath = copy.inverse.map { Self.properties(of: r.destinationType).1[$0].keyPath }
+                resolveInverse(of: copy, declaredIn: root)
                 relationships.append(copy)
             }
         }
@@ -255,21 +247,14 @@ final class EntityLayout: @unchecked Sendable {
         let discriminator = attributes.count
         attributes.append(AttributeSlot(
             name: discriminatorName, originalName: discriminatorName, keyPath: \DiscriminatorKey.entity,
-            swiftType: String?.self, storableType: String?.self as? any _StorableValue.Type, valueType: .string,
+            swiftType: String?.self, storableType: String?.self, valueType: .string,
             isOptional: true, options: [], defaultValue: nil, hashModifier: nil, transformer: nil))
         let names = members.map { entityName(of: $0) }
         let aliases = members.flatMap { type in zip(type._$keyPathsRootedHere, type.schemaMetadata.map(\.keypath)).map { ($0, $1) } }
         return members.enumerated().map { k, type in
             let own = full[k]
             // This class and every class below it (each listed after its superclass).
-            let descendants = members.indices.filter { i in
-                var current: AnyClass? = members[i]
-                while let candidate = current {
-                    if ObjectIdentifier(candidate) == ObjectIdentifier(type) { return true }
-                    current = _getSuperclass(candidate)
-                }
-                return false
-            }
+            let descendants = members.indices.filter { isClass(members[$0], orSubclassOf: type) }
             let hierarchy = Hierarchy(
                 rootName: names[0], discriminator: discriminator, memberNames: descendants.map { names[$0] },
                 hasAttribute: attributes.map { a in own.0.contains { $0.keyPath == a.keyPath } },
@@ -280,17 +265,61 @@ final class EntityLayout: @unchecked Sendable {
         }
     }
 
-    /// The entity name of the root of `type`'s class hierarchy (its own without one):
-    /// the engine entity that stores its rows.
-    static func rootName(of type: any PersistentModel.Type) -> String {
-        var type = type
-        while let superclass = modelSuperclass(of: type) { type = superclass }
-        return entityName(of: type)
+    /// Sets `relationship`'s inverse, inferred from the class that declares it (a
+    /// superclass, for an inherited one; `fallback` when its key path names none).
+    private static func resolveInverse(of relationship: RelationshipSlot, declaredIn fallback: any PersistentModel.Type) {
+        let owner = Swift.type(of: relationship.keyPath).rootType as? any PersistentModel.Type ?? fallback
+        relationship.inverse = inverse(of: relationship, in: owner)
+        relationship.inverseKeyPath = relationship.inverse.map { properties(of: relationship.destinationType).1[$0].keyPath }
     }
+
+    // MARK: Class hierarchies
 
     /// The `@Model` superclass of `type`, if it has one.
     static func modelSuperclass(of type: any PersistentModel.Type) -> (any PersistentModel.Type)? {
         _getSuperclass(type).flatMap { $0 as? any PersistentModel.Type }
+    }
+
+    /// The root of `type`'s class hierarchy (`type` itself without one), and how many
+    /// `@Model` superclasses lie between.
+    /// - Complexity: O(depth of the class hierarchy)
+    static func root(of type: any PersistentModel.Type) -> (root: any PersistentModel.Type, depth: Int) {
+        var (type, depth) = (type, 0)
+        while let superclass = modelSuperclass(of: type) { (type, depth) = (superclass, depth + 1) }
+        return (type, depth)
+    }
+
+    /// The entity name of the root of `type`'s class hierarchy: the engine entity
+    /// that stores its rows.
+    static func rootName(of type: any PersistentModel.Type) -> String { entityName(of: root(of: type).root) }
+
+    /// Whether `type` is `ancestor` or one of its subclasses.
+    /// - Complexity: O(depth of the class hierarchy)
+    static func isClass(_ type: AnyClass, orSubclassOf ancestor: AnyClass) -> Bool {
+        var current: AnyClass? = type
+        while let candidate = current {
+            if ObjectIdentifier(candidate) == ObjectIdentifier(ancestor) { return true }
+            current = _getSuperclass(candidate)
+        }
+        return false
+    }
+
+    /// The slots of `self` that `other` has too (the same property, by key path):
+    /// row slots (attributes and relationship references) and relationship indexes,
+    /// as (here, there) pairs. For moving a model's values between two layouts of
+    /// its type, or from a superclass's.
+    /// - Complexity: O(slots), a hash lookup each
+    func slotPairs(into other: EntityLayout) -> (rows: [(Int, Int)], relationships: [(Int, Int)]) {
+        var rows: [(Int, Int)] = [], related: [(Int, Int)] = []
+        for (i, attribute) in attributes.enumerated() {
+            if case let .attribute(k)? = other.slots[attribute.keyPath] { rows.append((i, k)) }
+        }
+        for (j, relationship) in relationships.enumerated() {
+            guard case let .relationship(k)? = other.slots[relationship.keyPath] else { continue }
+            rows.append((attributes.count + j, other.attributes.count + k))
+            related.append((j, k))
+        }
+        return (rows, related)
     }
 
     static func entityName(of type: any PersistentModel.Type) -> String {

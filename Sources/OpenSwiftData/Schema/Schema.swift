@@ -40,24 +40,14 @@ public final class Schema: Hashable, @unchecked Sendable {
             queue.append(contentsOf: EntityLayout.of(type).relationships.map(\.destinationType))
             if let superclass = EntityLayout.modelSuperclass(of: type) { queue.append(superclass) }
         }
-        func root(of type: any PersistentModel.Type) -> any PersistentModel.Type {
-            var type = type
-            while let superclass = EntityLayout.modelSuperclass(of: type) { type = superclass }
-            return type
-        }
-        func depth(of type: any PersistentModel.Type) -> Int {
-            var depth = 0, type = type
-            while let superclass = EntityLayout.modelSuperclass(of: type) { (depth, type) = (depth + 1, superclass) }
-            return depth
-        }
+        let roots = found.map { EntityLayout.root(of: $0) }
         var members: [ObjectIdentifier: EntityLayout] = [:]
         var layouts: [EntityLayout] = []
-        for type in found {
-            let top = root(of: type)
-            guard ObjectIdentifier(top) == ObjectIdentifier(type) else { continue }
+        for (type, (top, depth)) in zip(found, roots) where depth == 0 {
             // Superclasses before subclasses; a stable order, so the engine's slots are.
-            let family = found.filter { ObjectIdentifier(root(of: $0)) == ObjectIdentifier(top) }
-                .sorted { (depth(of: $0), EntityLayout.entityName(of: $0)) < (depth(of: $1), EntityLayout.entityName(of: $1)) }
+            let family = zip(found, roots).filter { ObjectIdentifier($1.root) == ObjectIdentifier(top) }
+                .sorted { ($0.1.depth, EntityLayout.entityName(of: $0.0)) < ($1.1.depth, EntityLayout.entityName(of: $1.0)) }
+                .map(\.0)
             let familyLayouts = family.count == 1 ? [EntityLayout.of(type)] : EntityLayout.hierarchy(family)
             for layout in familyLayouts { members[ObjectIdentifier(layout.modelType)] = layout }
             layouts.append(familyLayouts[0])

@@ -82,3 +82,27 @@ import SwiftData
     var size: Int = 0
     override init(name: String) { super.init(name: name) }
 }
+
+/// A base class whose relationship's inverse is inferred (one relationship each way).
+@Model class Vehicle {
+    var plate: String
+    var depot: Depot?
+    init(plate: String) { self.plate = plate }
+}
+
+/// A subclass with a relationship count rule of its own.
+@Model class Truck: Vehicle {
+    @Relationship(deleteRule: .cascade, minimumModelCount: 1) var axles: [Axle] = []
+    override init(plate: String) { super.init(plate: plate) }
+}
+
+@Model final class Depot {
+    var city: String
+    var vehicles: [Vehicle] = []
+    init(city: String) { self.city = city }
+}
+
+@Model final class Axle {
+    var load: Double
+    init(load: Double) { self.load = load }
+}

@@ -254,6 +254,34 @@ import Testing
         }
     }
 
+    @Test func aSubclassesRelationshipCountRulesApply() throws {
+        let context = ModelContext(try ModelContainer(
+            for: Vehicle.self, Truck.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true)))
+        context.insert(Vehicle(plate: "V-1"))
+        try context.save()
+        let truck = Truck(plate: "T-1")
+        context.insert(truck)
+        #expect(throws: SwiftDataError.self, "a truck needs an axle") { try context.save() }
+        truck.axles = [Axle(load: 8)]
+        try context.save()
+        #expect(try context.fetchCount(FetchDescriptor<Vehicle>()) == 2)
+    }
+
+    @Test func anInheritedRelationshipInfersItsInverseBeforeInsert() throws {
+        let context = ModelContext(try ModelContainer(
+            for: Vehicle.self, Truck.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true)))
+        let depot = Depot(city: "Oslo")
+        context.insert(depot)
+        try context.save()
+        let truck = Truck(plate: "T-1")
+        truck.axles = [Axle(load: 8)]
+        truck.depot = depot
+        #expect(depot.vehicles.map(\.plate) == ["T-1"], "the inverse, inferred from Vehicle, links the new truck")
+        try context.save()
+        let check = ModelContext(context.container)
+        #expect(try check.fetch(FetchDescriptor<Depot>()).first?.vehicles.map(\.plate) == ["T-1"])
+    }
+
     @Test func undoRestoresInheritedProperties() throws {
         let context = ModelContext(try container())
         context.undoManager = UndoManager()
