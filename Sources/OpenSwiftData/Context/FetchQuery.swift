@@ -33,6 +33,9 @@ struct FetchQuery<T: PersistentModel> {
     var access: QueryAccess { stored.access }
 
     init(_ descriptor: FetchDescriptor<T>, context: ModelContext) throws {
+        // A custom store fetches for itself: what reads the engine's rows (explain,
+        // aggregates, nearby queries, batch updates) has nothing to read.
+        if context.container.external != nil { throw DataStoreError.unsupportedFeature }
         self.descriptor = descriptor
         self.context = context
         let entity = try context.container.entityIndex(of: T.self)

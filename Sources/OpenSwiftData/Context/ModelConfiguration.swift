@@ -1,17 +1,13 @@
 import Foundation
 
-/// What a container's store is and where it lives.
-public protocol DataStoreConfiguration: Hashable {
-    var name: String { get }
-    var schema: Schema? { get set }
-}
-
 /// How a container stores its data.
 ///
 /// CloudKit and group-container parameters are accepted for source compatibility
 /// and ignored: neither exists on Linux. A configuration that is not in memory
 /// only keeps its data in a document file at `url` (see Docs/Documents.md).
 public struct ModelConfiguration: Identifiable, Hashable, Sendable, DataStoreConfiguration {
+    public typealias Store = DefaultStore
+
     public let url: URL
     public let name: String
     public var schema: Schema?

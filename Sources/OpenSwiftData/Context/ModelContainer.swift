@@ -11,7 +11,11 @@ public class ModelContainer: Equatable, @unchecked Sendable {
     public final let migrationPlan: (any SchemaMigrationPlan.Type)?
     public private(set) var configurations: Set<ModelConfiguration>
 
+    /// The engine's store; empty and unused when `external` is set.
     let store: Store
+    /// The custom store (`DataStore`) contexts fetch from and save to instead of
+    /// `store`, when the container was opened with its configuration.
+    let external: (any ExternalStore)?
     /// Names this container's store in permanent identifiers.
     let storeIdentifier: String
     private let entityIndexes: [ObjectIdentifier: Int]
@@ -52,14 +56,26 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         try self.init(for: Schema(forTypes), configurations: configurations)
     }
 
+    /// A container over the stores `configurations` name: `ModelConfiguration`s open
+    /// the built-in store; one configuration of another `DataStoreConfiguration` type
+    /// opens that custom store (Docs/DataStores.md), which then holds every entity.
     public convenience init(for givenSchema: Schema, configurations: [any DataStoreConfiguration]) throws {
-        let models = try configurations.map { configuration in
-            guard let model = configuration as? ModelConfiguration else {
-                throw SwiftDataError(.loadIssueModelContainer, "only ModelConfiguration stores are supported")
-            }
-            return model
+        var models: [ModelConfiguration] = []
+        var custom: [any DataStoreConfiguration] = []
+        for configuration in configurations {
+            if let model = configuration as? ModelConfiguration { models.append(model) } else { custom.append(configuration) }
         }
-        try self.init(for: givenSchema, migrationPlan: nil, configurations: models)
+        guard let first = custom.first else {
+            try self.init(for: givenSchema, migrationPlan: nil, configurations: models)
+            return
+        }
+        guard custom.count == 1, models.isEmpty else {
+            throw SwiftDataError(
+                .loadIssueModelContainer, "a container opens one custom store, with no other configuration beside it")
+        }
+        try self.init(
+            for: givenSchema, migrationPlan: nil, configurations: [], store: Store(schema: givenSchema.storeSchema),
+            external: try Self.openExternal(first, schema: givenSchema))
     }
 
     public convenience init(
@@ -74,7 +90,7 @@ public class ModelContainer: Equatable, @unchecked Sendable {
     /// `identifier`), so identifiers resolve after reopening; a new one otherwise.
     init(
         for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)?,
-        configurations: [ModelConfiguration], store: Store?, identifier: UUID? = nil
+        configurations: [ModelConfiguration], store: Store?, identifier: UUID? = nil, external: (any ExternalStore)? = nil
     ) throws {
         if Set(configurations).count != configurations.count {
             throw SwiftDataError(.duplicateConfiguration, "two configurations name the same store")
@@ -89,13 +105,15 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         try Self.validate(givenSchema)
         self.schema = givenSchema
         self.migrationPlan = migrationPlan
-        self.configurations = Set(configurations.isEmpty ? [ModelConfiguration()] : configurations)
+        self.external = external
+        // A custom store's container lists no ModelConfiguration.
+        let ordered = configurations.isEmpty && external == nil ? [ModelConfiguration()] : configurations
+        self.configurations = Set(ordered)
         // In the order given (not the set's): the first file configuration holds the document.
-        let ordered = configurations.isEmpty ? [ModelConfiguration()] : configurations
         let persistent = ordered.first(where: { !$0.isStoredInMemoryOnly })
         self.allowsSave = persistent?.allowsSave ?? ordered.allSatisfy(\.allowsSave)
         self.store = try store ?? Self.openStore(schema: givenSchema, migrationPlan: migrationPlan, configurations: ordered)
-        self.storeIdentifier = (self.store.document?.storeIdentifier ?? identifier ?? UUID()).uuidString
+        self.storeIdentifier = external?.identifier ?? (self.store.document?.storeIdentifier ?? identifier ?? UUID()).uuidString
         self.store.preserveOnDeletion(givenSchema.layouts.map { layout in
             layout.attributes.indices.filter { layout.attributes[$0].options.contains(.preserveValueOnDeletion) }
         })
@@ -163,6 +181,10 @@ public class ModelContainer: Equatable, @unchecked Sendable {
     /// SwiftData declares this non-throwing: if the document cannot be rewritten
     /// (disk full), nothing is removed, in memory or on disk.
     public func deleteAllData() {
+        if let external {
+            try? external.erase()
+            return
+        }
         guard let emptied = try? store.removeAll() else { return }
         postInvalidation(of: emptied)
     }
@@ -171,6 +193,10 @@ public class ModelContainer: Equatable, @unchecked Sendable {
     /// folder are deleted. Later saves through this container throw
     /// `DocumentError.closed`. Posts `invalidatedAllIdentifiers` as `deleteAllData()` does.
     public func erase() throws {
+        if let external {
+            try external.erase()
+            return
+        }
         let emptied: StoreVersion
         do {
             emptied = try store.erase()
@@ -241,6 +267,28 @@ public class ModelContainer: Equatable, @unchecked Sendable {
     /// The scope of the permanent identifiers of entity `index`, one per entity, so
     /// identifiers of this container share it.
     let identifierScopes: [IdentifierScope]
+
+    /// Opens the custom store `configuration` names, with the container's schema
+    /// when the configuration has none (a store reads its entities from it).
+    private static func openExternal<C: DataStoreConfiguration>(_ configuration: C, schema: Schema) throws -> any ExternalStore {
+        var configuration = configuration
+        if let own = configuration.schema {
+            for entity in own.entities where schema.entitiesByName[entity.name] == nil {
+                throw SwiftDataError(
+                    .configurationSchemaNotFoundInContainerSchema,
+                    "configuration \(configuration.name) names entity \(entity.name), which the container's schema lacks")
+            }
+        } else {
+            configuration.schema = schema
+        }
+        try configuration.validate()
+        guard C.Store.Snapshot.self == DefaultSnapshot.self else {
+            throw SwiftDataError(
+                .loadIssueModelContainer,
+                "\(C.Store.self) passes \(C.Store.Snapshot.self) snapshots; contexts read DefaultSnapshot only (Docs/DataStores.md)")
+        }
+        return ExternalStoreBox(try C.Store(configuration, migrationPlan: nil))
+    }
 
     /// Rejects types that cannot be stored, before any data is touched.
     private static func validate(_ schema: Schema) throws {

@@ -19,6 +19,7 @@ extension ModelContext {
     /// a subclass in a model hierarchy, whose rows share their root's table).
     /// - Complexity: O(1) without a predicate or unsaved changes; else as `fetch(_:)`.
     public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
+        if container.external != nil { return try storeCount(descriptor) }
         if descriptor.predicate == nil, !hasChanges, PredicateCompiler.typeFilter(for: T.self, in: container) == nil {
             let rows = container.store.current.tables[try container.entityIndex(of: T.self)].count
             return FetchQuery<T>.window(of: rows, descriptor).count
@@ -81,12 +82,14 @@ extension ModelContext {
 
     /// The identifiers of the filtered, sorted and windowed models, made without models.
     func matchingIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [PersistentIdentifier] {
+        if container.external != nil { return try storeIdentifiers(descriptor) }
         let query = try FetchQuery(descriptor, context: self)
         return query.window(try query.candidates()).map { query.identifier(of: $0) }
     }
 
     /// The filtered, sorted and windowed models of a descriptor.
     func matches<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
+        if container.external != nil { return try storeMatches(descriptor) }
         let query = try FetchQuery(descriptor, context: self)
         // A loop, not `map` with a closure: the closure looked `FetchQuery<T>`'s
         // metadata up again for every model.

@@ -42,6 +42,10 @@ extension ModelContext {
         try validateRelationshipCounts(excluding: Set(closure.map { ObjectIdentifier($0) }))
         NotificationCenter.default.post(name: Self.willSave, object: self)
         applyDeletes(closure)
+        if let external = container.external {
+            try saveToStore(external)
+            return
+        }
         if !reinsertions.isEmpty { relinkReinsertions() }
 
         var changes = ChangeSet()
@@ -132,6 +136,18 @@ extension ModelContext {
         for id in deletedIDs {
             registry.remove(id)?.modelBacking.context = nil
         }
+        endPendingState()
+
+        NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
+            NotificationKey.insertedIdentifiers.rawValue: insertedIDs,
+            NotificationKey.updatedIdentifiers.rawValue: updatedIDs,
+            NotificationKey.deletedIdentifiers.rawValue: deletedIDs,
+            NotificationKey.queryGeneration.rawValue: result.generation,
+        ])
+    }
+
+    /// Forgets what a save wrote: the pending lists, and the models it retained.
+    func endPendingState() {
         inserted = []
         changed = []
         deleted = []
@@ -141,13 +157,6 @@ extension ModelContext {
         undoState.pendingInserts = [:]
         reinsertions = []
         registry.releaseAll()
-
-        NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
-            NotificationKey.insertedIdentifiers.rawValue: insertedIDs,
-            NotificationKey.updatedIdentifiers.rawValue: updatedIDs,
-            NotificationKey.deletedIdentifiers.rawValue: deletedIDs,
-            NotificationKey.queryGeneration.rawValue: result.generation,
-        ])
     }
 
     /// Runs `block`, then saves. If `block` throws, its changes are rolled back.

@@ -63,9 +63,15 @@ public class ModelContext: Equatable, SendableMetatype {
     var reinsertions: [(old: PersistentIdentifier, model: any PersistentModel)] = []
     /// Undo's bookkeeping (`ModelContext+Undo.swift`).
     var undoState = UndoState()
+    /// The context's identity for a custom store (`editingState`).
+    lazy var editingStateID = UUID()
+    /// Snapshots a custom store returned beside the models fetched, which
+    /// relationships resolve from before asking the store (`ModelContext+DataStore`).
+    var storeSnapshots: [PersistentIdentifier: DefaultSnapshot] = [:]
 
     public init(_ container: ModelContainer) {
         self.container = container
+        container.external?.initializeState(for: editingState)
     }
 
     /// Breaks the cycles resolved relationships make (a trip holding its items, each
@@ -74,6 +80,7 @@ public class ModelContext: Equatable, SendableMetatype {
     deinit {
         let models = registry.allModels()
         for model in models + undoRetained { model.modelBacking.dropResolvedRelationships() }
+        container.external?.invalidateState(for: editingState)
         if let undoManager {
             Self.undoContexts.add(-1, ordering: .relaxed)
             // Its actions hold models for a context that is gone, and the manager may
@@ -131,12 +138,13 @@ public class ModelContext: Equatable, SendableMetatype {
     /// is true; reading its non-optional attributes gives zero values.
     public func model(for persistentModelID: PersistentIdentifier) -> any PersistentModel {
         if let model = registry[persistentModelID] { return model }
+        if container.external != nil, let model = storeModel(for: persistentModelID) { return model }
         guard let entity = container.entityIndex(named: persistentModelID.entityName) else {
             preconditionFailure("\(persistentModelID) names an entity the container's schema does not have")
         }
         let layout = container.layout(at: entity)
         let version = container.store.current
-        if persistentModelID.storeIdentifier == container.storeIdentifier, !persistentModelID.isTemporary,
+        if container.external == nil, persistentModelID.storeIdentifier == container.storeIdentifier, !persistentModelID.isTemporary,
            let row = version.row(RowID(persistentModelID.id.key), of: entity) {
             return materialize(layout, entity: entity, id: RowID(persistentModelID.id.key), row: row, in: version)
         }
@@ -202,6 +210,7 @@ public class ModelContext: Equatable, SendableMetatype {
         case let .references(ids): ids
         default: []
         }
+        if container.external != nil { return storeModels(for: storedIdentifiers(value, of: relationship), of: relationship) }
         guard !ids.isEmpty, let entity = container.entityIndex(named: relationship.destination) else { return [] }
         let version = container.store.current
         let table = version.tables[entity]

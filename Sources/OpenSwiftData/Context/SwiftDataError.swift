@@ -77,11 +77,3 @@ extension StoreError {
         }
     }
 }
-
-/// Errors a data store reports about a request it cannot serve.
-public enum DataStoreError: Error, Hashable, Sendable {
-    case invalidPredicate
-    case preferInMemoryFilter
-    case preferInMemorySort
-    case unsupportedFeature
-}

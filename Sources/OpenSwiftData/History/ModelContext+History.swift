@@ -10,6 +10,8 @@ extension ModelContext {
     /// deleted.
     /// - Complexity: O(log n + transactions in the predicate's token range)
     public func fetchHistory<T>(_ descriptor: HistoryDescriptor<T>) throws -> [T] where T: HistoryTransaction {
+        // A custom store answers if it is `HistoryProviding`, else `unsupportedFeature`.
+        if let external = container.external { return try external.fetchHistory(descriptor) }
         guard let descriptor = descriptor as? HistoryDescriptor<DefaultHistoryTransaction> else {
             throw SwiftDataError(.invalidTransactionFetchRequest, "the store keeps DefaultHistoryTransaction, not \(T.self)")
         }
@@ -21,6 +23,7 @@ extension ModelContext {
     /// `historyTokenExpired`.
     /// - Complexity: O(history)
     public func deleteHistory<T>(_ descriptor: HistoryDescriptor<T>) throws where T: HistoryTransaction {
+        if let external = container.external { return try external.deleteHistory(descriptor) }
         guard let descriptor = descriptor as? HistoryDescriptor<DefaultHistoryTransaction> else {
             throw SwiftDataError(.invalidTransactionFetchRequest, "the store keeps DefaultHistoryTransaction, not \(T.self)")
         }

@@ -73,6 +73,8 @@ public struct PersistentIdentifier: Hashable, Identifiable, Comparable, Codable,
         if lhs.id.storeIdentifier != rhs.id.storeIdentifier {
             return (lhs.id.storeIdentifier ?? "") < (rhs.id.storeIdentifier ?? "")
         }
+        let (a, b) = (lhs.id.scope.primaryKey, rhs.id.scope.primaryKey)
+        if a != nil || b != nil { return (a ?? "", lhs.id.key) < (b ?? "", rhs.id.key) }
         return lhs.id.key < rhs.id.key
     }
 
@@ -80,26 +82,36 @@ public struct PersistentIdentifier: Hashable, Identifiable, Comparable, Codable,
         case entityName, storeIdentifier, primaryKey
     }
 
+    /// A row key is encoded as a number; a custom store's other primary keys
+    /// (`identifier(for:entityName:primaryKey:)`) as their text.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            storeIdentifier: try c.decodeIfPresent(String.self, forKey: .storeIdentifier),
-            entityName: try c.decode(String.self, forKey: .entityName),
-            key: try c.decode(Int64.self, forKey: .primaryKey))
+        let store = try c.decodeIfPresent(String.self, forKey: .storeIdentifier)
+        let entity = try c.decode(String.self, forKey: .entityName)
+        if let key = try? c.decode(Int64.self, forKey: .primaryKey) {
+            self.init(storeIdentifier: store, entityName: entity, key: key)
+        } else {
+            self.init(storeIdentifier: store, entityName: entity, primaryKey: try c.decode(String.self, forKey: .primaryKey))
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(id.entityName, forKey: .entityName)
         try c.encodeIfPresent(id.storeIdentifier, forKey: .storeIdentifier)
-        try c.encode(id.key, forKey: .primaryKey)
+        if let primaryKey = id.scope.primaryKey {
+            try c.encode(primaryKey, forKey: .primaryKey)
+        } else {
+            try c.encode(id.key, forKey: .primaryKey)
+        }
     }
 }
 
 extension PersistentIdentifier: CustomStringConvertible {
     /// `t` marks a temporary identifier, `p` a permanent one, as SwiftData prints them.
     public var description: String {
-        "\(entityName)/\(isTemporary ? "t" : "p")\(abs(id.key))"
+        if let primaryKey = id.scope.primaryKey { return "\(entityName)/p\(primaryKey)" }
+        return "\(entityName)/\(isTemporary ? "t" : "p")\(abs(id.key))"
     }
 }
 
@@ -108,16 +120,23 @@ extension PersistentIdentifier: CustomStringConvertible {
 /// bytes with two retains, in every registry entry and list of a context. Containers
 /// make one per entity and layouts one for temporary identifiers; identifiers from
 /// elsewhere (decoded ones) have their own, and compare by their strings.
+///
+/// A custom store's primary key that is not a non-negative integer (a `UUID`, a
+/// string) lives in a scope of its own, as text; the identifier's key is then a
+/// hash of that text, so hashing stays the row key's.
 final class IdentifierScope: Sendable {
     let storeIdentifier: String?
     let entityName: String
+    /// The primary key's text, for identifiers whose key is not a row key.
+    let primaryKey: String?
 
-    init(storeIdentifier: String?, entityName: String) {
+    init(storeIdentifier: String?, entityName: String, primaryKey: String? = nil) {
         self.storeIdentifier = storeIdentifier
         self.entityName = entityName
+        self.primaryKey = primaryKey
     }
 
     func sameNames(as other: IdentifierScope) -> Bool {
-        entityName == other.entityName && storeIdentifier == other.storeIdentifier
+        entityName == other.entityName && storeIdentifier == other.storeIdentifier && primaryKey == other.primaryKey
     }
 }

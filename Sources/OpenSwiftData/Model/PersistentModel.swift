@@ -61,6 +61,9 @@ extension PersistentModel {
     /// The context the model is registered with, if any.
     public var modelContext: ModelContext? { modelBacking.context }
 
+    /// The backing data, readable through `any PersistentModel` (snapshots take it).
+    var anyBackingData: any BackingData { persistentBackingData }
+
     /// The model's identifier: temporary until the first save, permanent afterwards.
     public var persistentModelID: PersistentIdentifier {
         let our = ourBacking

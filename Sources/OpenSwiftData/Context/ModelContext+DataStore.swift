@@ -1,0 +1,304 @@
+import Foundation
+import OpenSwiftDataStore
+
+// A context over a custom store (`DataStore`): fetches ask the store for snapshots
+// and make models of them; saves hand it snapshots of the pending models. The models
+// are the same classes with the same backing data as over the built-in store: they
+// hold their values loaded, and their relationships as references that
+// `ExternalReferences` maps to the store's identifiers.
+
+extension ModelContext {
+    /// The context as a store sees it: an identity stable for the context's life, and
+    /// the author its saves record.
+    public var editingState: EditingState { EditingState(id: editingStateID, author: author) }
+
+    // MARK: Fetching
+
+    /// `fetch(_:)` over a custom store.
+    ///
+    /// The store filters, sorts and windows when it can; a store that prefers the
+    /// context to filter or sort (`DataStoreError.preferInMemoryFilter`,
+    /// `.preferInMemorySort`) is asked again without them, and the models are filtered
+    /// with `Predicate.evaluate` and sorted with the descriptor's `SortDescriptor`s.
+    /// With unsaved changes taking part, the store is asked for the whole result
+    /// (no window), models with pending changes are tested here, unsaved inserts join,
+    /// pending deletes leave, and the window is applied here.
+    /// - Complexity: the store's fetch, plus O(n log n) in the models returned when
+    ///   this context sorts.
+    func storeMatches<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
+        guard let external = container.external else { return [] }
+        let pending = descriptor.includePendingChanges ? pendingModels(of: T.self) : []
+        let mixesPending = !pending.isEmpty || !deleted.isEmpty
+        var request = descriptor
+        if mixesPending {
+            request.fetchLimit = nil
+            request.fetchOffset = nil
+        }
+        var filtersHere = false, sortsHere = false
+        var result: ExternalFetch
+        while true {
+            do {
+                result = try external.fetch(request, editingState: editingState)
+                break
+            } catch let error as DataStoreError where error == .preferInMemoryFilter && request.predicate != nil {
+                filtersHere = true
+                request.predicate = nil
+                request.fetchLimit = nil
+                request.fetchOffset = nil
+            } catch let error as DataStoreError where error == .preferInMemorySort && !request.sortBy.isEmpty {
+                sortsHere = true
+                request.sortBy = []
+                request.fetchLimit = nil
+                request.fetchOffset = nil
+            }
+        }
+        storeSnapshots = result.related
+        var models: [T] = []
+        models.reserveCapacity(result.fetched.count)
+        var seen = Set<ObjectIdentifier>()
+        for snapshot in result.fetched {
+            guard let model = try materialize(snapshot) as? T, seen.insert(ObjectIdentifier(model)).inserted else { continue }
+            models.append(model)
+        }
+        if mixesPending {
+            models.removeAll { $0.modelBacking.isDeleted || deletedSet.contains($0.modelBacking.identifier) }
+            for model in pending where seen.insert(ObjectIdentifier(model)).inserted { models.append(model) }
+        }
+        if let predicate = descriptor.predicate, filtersHere || mixesPending {
+            models = try models.filter { model in
+                // What the store tested needs no second test, unless it changed since.
+                guard filtersHere || hasPendingChanges(model.modelBacking.identifier) else { return true }
+                return try predicate.evaluate(model)
+            }
+        }
+        if !descriptor.sortBy.isEmpty, sortsHere || mixesPending { models.sort(using: descriptor.sortBy) }
+        guard filtersHere || sortsHere || mixesPending else { return models }
+        let start = Swift.min(Swift.max(descriptor.fetchOffset ?? 0, 0), models.count)
+        let end = descriptor.fetchLimit.map { $0 > 0 ? Swift.min(start + $0, models.count) : models.count } ?? models.count
+        return Array(models[start..<end])
+    }
+
+    /// `fetchCount(_:)` over a custom store: the store counts unless unsaved
+    /// changes take part or it prefers the context to filter.
+    func storeCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
+        guard let external = container.external else { return 0 }
+        if !descriptor.includePendingChanges || (pendingModels(of: T.self).isEmpty && deleted.isEmpty) {
+            do {
+                return try external.fetchCount(descriptor, editingState: editingState)
+            } catch let error as DataStoreError where error == .preferInMemoryFilter || error == .preferInMemorySort {}
+        }
+        return try storeMatches(descriptor).count
+    }
+
+    /// `fetchIdentifiers(_:)` over a custom store, as `storeCount(_:)` decides.
+    func storeIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [PersistentIdentifier] {
+        guard let external = container.external else { return [] }
+        if !descriptor.includePendingChanges || (pendingModels(of: T.self).isEmpty && deleted.isEmpty) {
+            do {
+                return try external.fetchIdentifiers(descriptor, editingState: editingState)
+            } catch let error as DataStoreError where error == .preferInMemoryFilter || error == .preferInMemorySort {}
+        }
+        return try storeMatches(descriptor).map { $0.modelBacking.identifier }
+    }
+
+    /// Unsaved inserts and saved models with unsaved changes, of type `T`.
+    private func pendingModels<T: PersistentModel>(of type: T.Type) -> [T] {
+        (inserted + changed.sorted()).compactMap { registry[$0] as? T }
+    }
+
+    // MARK: Models from snapshots
+
+    /// The registered model of `snapshot`'s identifier, brought to its values unless
+    /// it has unsaved changes; or a new model of its values, registered.
+    /// - Throws: `SwiftDataError.unknownModelType` for an entity the schema lacks.
+    func materialize(_ snapshot: DefaultSnapshot, replacingChanges: Bool = false) throws -> any PersistentModel {
+        let id = snapshot.persistentIdentifier
+        guard let entity = container.entityIndex(named: id.entityName) else {
+            throw SwiftDataError(.unknownModelType, "the store returned \(id), of an entity the container's schema lacks")
+        }
+        let table = container.store.current.tables[entity]
+        var layout = container.layout(at: entity)
+        var row = storeRow(snapshot, layout: layout)
+        if container.hasHierarchies {
+            let member = container.layout(at: entity, row: RowID(0), in: table, values: row)
+            if member !== layout {
+                layout = member
+                row = storeRow(snapshot, layout: layout)
+            }
+        }
+        if let model = registry[id] {
+            let backing = model.modelBacking
+            if replacingChanges || !hasPendingChanges(id), backing.committed != row {
+                backing.values = row
+                backing.committed = row
+                backing.dirty = []
+                backing.forgetResolvedRelationships()
+            }
+            return model
+        }
+        let model = layout.maker.make(
+            identifier: id, layout: layout, row: row, table: table, id: RowID(0), generation: 0, context: self)
+        registry.register(model, as: id, retained: false)
+        return model
+    }
+
+    /// `snapshot`'s values as a row of `layout`: attributes as stored, relationships
+    /// as references to the identifiers they name. Properties the snapshot lacks keep
+    /// their defaults.
+    private func storeRow(_ snapshot: DefaultSnapshot, layout: EntityLayout) -> Row {
+        guard let references = container.external?.references else { return layout.emptyRow }
+        var row = layout.emptyRow
+        for (i, attribute) in layout.attributes.enumerated() {
+            if case let .value(value)? = snapshot.entries[attribute.name] { row[i] = value }
+        }
+        for (j, relationship) in layout.relationships.enumerated() {
+            let ids: [PersistentIdentifier] = switch snapshot.entries[relationship.name] {
+            case let .toOne(id?)?: [id]
+            case let .toMany(ids)?: ids
+            default: []
+            }
+            let rows = ids.map(references.reference(for:))
+            row[layout.attributes.count + j] = relationship.isToMany ? .references(rows) : rows.first.map(Value.reference) ?? .null
+        }
+        return row
+    }
+
+    /// The identifiers a stored relationship value names, without loading models.
+    func storedIdentifiers(_ value: Value, of relationship: EntityLayout.RelationshipSlot) -> [PersistentIdentifier] {
+        let rows: [RowID] = switch value {
+        case let .reference(id): [id]
+        case let .references(ids): ids
+        default: []
+        }
+        if let references = container.external?.references { return rows.compactMap(references.identifier(for:)) }
+        guard let entity = container.entityIndex(named: relationship.destination) else { return [] }
+        return rows.map { identifier(entity: entity, row: $0) }
+    }
+
+    /// The models `ids` name, from the registry, the snapshots the last fetch brought,
+    /// the store's cache, or a fetch by identifier; identifiers the store no longer has
+    /// are skipped (as references to deleted rows are). A store that fails here leaves
+    /// the relationship empty: a property read cannot throw.
+    func storeModels(for ids: [PersistentIdentifier], of relationship: EntityLayout.RelationshipSlot) -> [any PersistentModel] {
+        var found: [PersistentIdentifier: any PersistentModel] = [:]
+        var missing: [PersistentIdentifier] = []
+        for id in ids {
+            if let model = registry[id] {
+                found[id] = model
+            } else if let snapshot = storeSnapshots[id], let model = try? materialize(snapshot) {
+                found[id] = model
+            } else {
+                missing.append(id)
+            }
+        }
+        if !missing.isEmpty, let loaded = try? loadFromStore(missing, as: relationship.destinationType) {
+            found.merge(loaded) { a, _ in a }
+        }
+        return ids.compactMap { found[$0] }
+    }
+
+    /// `model(for:)` over a custom store: nil when the store does not have it.
+    func storeModel(for id: PersistentIdentifier) -> (any PersistentModel)? {
+        if let snapshot = storeSnapshots[id], let model = try? materialize(snapshot) { return model }
+        guard let entity = container.entityIndex(named: id.entityName) else { return nil }
+        return (try? loadFromStore([id], as: container.layout(at: entity).modelType))?[id]
+    }
+
+    /// Asks the store's cache, then the store, for the models `ids` name.
+    private func loadFromStore(
+        _ ids: [PersistentIdentifier], as type: any PersistentModel.Type
+    ) throws -> [PersistentIdentifier: any PersistentModel] {
+        guard let external = container.external else { return [:] }
+        var snapshots = try external.cachedSnapshots(ids, editingState: editingState)
+        let rest = ids.filter { snapshots[$0] == nil }
+        if !rest.isEmpty {
+            for snapshot in try fetchSnapshots(rest, as: type) { snapshots[snapshot.persistentIdentifier] = snapshot }
+        }
+        var models: [PersistentIdentifier: any PersistentModel] = [:]
+        for (id, snapshot) in snapshots { models[id] = try materialize(snapshot) }
+        return models
+    }
+
+    /// The store's snapshots of `ids`, fetched by a predicate on `persistentModelID`
+    /// (or the entity whole, for a store that prefers the context to filter).
+    private func fetchSnapshots<T: PersistentModel>(_ ids: [PersistentIdentifier], as type: T.Type) throws -> [DefaultSnapshot] {
+        guard let external = container.external else { return [] }
+        let wanted = Set(ids)
+        let result: ExternalFetch
+        do {
+            result = try external.fetch(
+                FetchDescriptor<T>(predicate: #Predicate<T> { wanted.contains($0.persistentModelID) }), editingState: editingState)
+        } catch let error as DataStoreError where error == .preferInMemoryFilter || error == .invalidPredicate {
+            result = try external.fetch(FetchDescriptor<T>(), editingState: editingState)
+        }
+        return result.fetched.filter { wanted.contains($0.persistentIdentifier) }
+    }
+
+    // MARK: Saving
+
+    /// The end of `save()` over a custom store: one save request with snapshots of
+    /// the inserted, changed and deleted models; inserted models then take the
+    /// permanent identifiers the store chose, and every saved model's values become
+    /// its committed ones.
+    func saveToStore(_ external: any ExternalStore) throws {
+        let insertedModels = inserted.compactMap { registry[$0] }
+        let changedModels = changed.sorted().compactMap { registry[$0] }
+        let deletedIDs = deleted
+        let deletedModels = deletedIDs.filter { !$0.isTemporary }.compactMap { registry[$0] }
+        let outcome = try external.save(
+            inserted: insertedModels, updated: changedModels, deleted: deletedModels, editingState: editingState)
+        var insertedIDs: [PersistentIdentifier] = []
+        for model in insertedModels {
+            let backing = model.modelBacking
+            let temporary = backing.identifier
+            // A store that keeps the temporary identifier leaves the model under it.
+            guard let permanent = outcome.remapped[temporary], permanent != temporary else {
+                insertedIDs.append(temporary)
+                continue
+            }
+            registry.remove(temporary)
+            backing.identifier = permanent
+            registry.register(model, as: permanent, retained: false)
+            insertedIDs.append(permanent)
+        }
+        // Now that every saved model has its permanent identifier, the relationships
+        // can be held as references to them.
+        for model in insertedModels + changedModels {
+            let backing = model.modelBacking
+            let row = storeRow(of: backing, references: external.references)
+            backing.values = row
+            backing.committed = row
+            backing.dirty = []
+        }
+        for (id, snapshot) in outcome.reregister {
+            let current = outcome.remapped[id] ?? id
+            guard registry[current] != nil else { continue }
+            _ = try? materialize(snapshot.copy(persistentIdentifier: current), replacingChanges: true)
+        }
+        for id in deletedIDs {
+            registry.remove(id)?.modelBacking.context = nil
+        }
+        let updatedIDs = changedModels.map { $0.modelBacking.identifier }
+        endPendingState()
+        deletedInserts = []
+        storeSnapshots = [:]
+        NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
+            NotificationKey.insertedIdentifiers.rawValue: insertedIDs,
+            NotificationKey.updatedIdentifiers.rawValue: updatedIDs,
+            NotificationKey.deletedIdentifiers.rawValue: deletedIDs,
+        ])
+    }
+
+    /// The backing data's values with relationship slots referring to the related
+    /// models' identifiers.
+    private func storeRow(of backing: any ModelBacking, references: ExternalReferences) -> Row {
+        var row = backing.values
+        let layout = backing.layout
+        for (j, relationship) in layout.relationships.enumerated() {
+            guard let models = backing.resolvedModels(j) else { continue }
+            let rows = models.filter { !$0.modelBacking.isDeleted }.map { references.reference(for: $0.modelBacking.identifier) }
+            row[layout.attributes.count + j] = relationship.isToMany ? .references(rows) : rows.first.map(Value.reference) ?? .null
+        }
+        return row
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+
+/// What a container's store is and where it lives; `Store` is the store type that
+/// opens it (`ModelConfiguration` opens the built-in `DefaultStore`).
+public protocol DataStoreConfiguration: Hashable {
+    associatedtype Store: DataStore where Self == Self.Store.Configuration
+    var name: String { get }
+    var schema: Schema? { get set }
+    /// Checks the configuration before the container opens its store.
+    func validate() throws
+}
+
+extension DataStoreConfiguration {
+    public func validate() throws {}
+}
+
+/// A store SwiftData reads and writes models through, knowing nothing of how it
+/// keeps them: contexts talk to it in snapshots (`DataStoreSnapshot`), the values of
+/// one model at one moment.
+///
+/// A container opened with a configuration whose `Store` is a custom type
+/// (`ModelContainer(for:configurations:)`) fetches through `fetch(_:)` and saves
+/// through `save(_:)`. A store that throws `DataStoreError.preferInMemoryFilter` or
+/// `.preferInMemorySort` from `fetch(_:)` is asked again without the predicate or the
+/// sort, and the context filters and sorts the models itself (Docs/DataStores.md).
+///
+/// Calls into one store are serialized by its container, so a store needs no lock
+/// of its own against the contexts of that container.
+public protocol DataStore: AnyObject {
+    associatedtype Configuration: DataStoreConfiguration where Self == Self.Configuration.Store
+    associatedtype Snapshot: DataStoreSnapshot
+
+    var configuration: Configuration { get }
+    /// Names the store in the permanent identifiers it makes.
+    var identifier: String { get }
+    var schema: Schema { get }
+
+    init(_ configuration: Configuration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws
+
+    /// The snapshots of the models the request's descriptor selects, and any related
+    /// ones the store has at hand (the context resolves relationships from them).
+    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, Snapshot>
+    func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int
+    func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier]
+    /// Writes one context's changes; inserted snapshots carry temporary identifiers,
+    /// which the result maps to the permanent ones the store chose.
+    func save(_ request: DataStoreSaveChangesRequest<Snapshot>) throws -> DataStoreSaveChangesResult<Snapshot>
+    /// Removes every model and the store's own files.
+    func erase() throws
+    /// A context begins: a store that caches per context can set its cache up.
+    func initializeState(for editingState: EditingState)
+    /// A context ended: its cache can go.
+    func invalidateState(for editingState: EditingState)
+    /// Snapshots the store holds in memory for these identifiers, if any, so a
+    /// context resolves relationships without a fetch.
+    func cachedSnapshots(
+        for persistentIdentifiers: [PersistentIdentifier], editingState: EditingState
+    ) throws -> [PersistentIdentifier: Snapshot]
+}
+
+extension DataStore {
+    /// The count of `fetch(_:)`'s snapshots.
+    public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
+        try fetch(request).fetchedSnapshots.count
+    }
+
+    /// The identifiers of `fetch(_:)`'s snapshots.
+    public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
+        try fetch(request).fetchedSnapshots.map(\.persistentIdentifier)
+    }
+
+    /// Unsupported unless the store says how: throws `DataStoreError.unsupportedFeature`.
+    public func erase() throws {
+        throw DataStoreError.unsupportedFeature
+    }
+
+    public func initializeState(for editingState: EditingState) {}
+
+    public func invalidateState(for editingState: EditingState) {}
+
+    /// None: the context fetches what it needs.
+    public func cachedSnapshots(
+        for persistentIdentifiers: [PersistentIdentifier], editingState: EditingState
+    ) throws -> [PersistentIdentifier: Snapshot] {
+        [:]
+    }
+}
+
+/// A store that deletes many models in one request.
+public protocol DataStoreBatching: DataStore {
+    func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws
+}
+
+/// A store that keeps the history of its changes (`ModelContext.fetchHistory(_:)`
+/// reaches it for a container over the store).
+public protocol HistoryProviding<HistoryType> {
+    associatedtype HistoryType: HistoryTransaction
+    func fetchHistory(_ descriptor: HistoryDescriptor<HistoryType>) throws -> [HistoryType]
+    func deleteHistory(_ descriptor: HistoryDescriptor<HistoryType>) throws
+    static var historyType: HistoryType.Type { get }
+}
+
+/// What a store reports when it will not run a request as asked.
+public enum DataStoreError: Error, Hashable, Sendable {
+    /// The predicate names something the store cannot test.
+    case invalidPredicate
+    /// The store returns every model of the entity; the context filters.
+    case preferInMemoryFilter
+    /// The store returns models unsorted; the context sorts.
+    case preferInMemorySort
+    /// The store does not do what was asked (erase, batch delete, history, ...).
+    case unsupportedFeature
+}
+
+/// The values a snapshot may hold.
+public typealias DataStoreSnapshotValue = Codable & Sendable

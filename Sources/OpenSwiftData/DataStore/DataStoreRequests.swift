@@ -1,0 +1,98 @@
+import Foundation
+
+/// A context as a store sees it: a stable identity, for stores that keep state per
+/// context, and the author its saves record.
+public struct EditingState: Identifiable, Sendable {
+    public typealias ID = UUID
+    public let id: UUID
+    public var author: String?
+
+    /// OpenSwiftData: public, so a store can be driven directly (a test, a store
+    /// that wraps another); contexts make their own (`ModelContext.editingState`).
+    public init(id: UUID = UUID(), author: String? = nil) {
+        self.id = id
+        self.author = author
+    }
+}
+
+/// A fetch a context asks of a store.
+public struct DataStoreFetchRequest<T: PersistentModel>: Sendable {
+    public let descriptor: FetchDescriptor<T>
+    public let editingState: EditingState
+
+    /// OpenSwiftData: public, as `EditingState.init` is.
+    public init(descriptor: FetchDescriptor<T>, editingState: EditingState) {
+        self.descriptor = descriptor
+        self.editingState = editingState
+    }
+}
+
+/// What a store's fetch returns: the snapshots of the models the descriptor
+/// selects, in its order and window, and any related snapshots the store has at hand.
+public struct DataStoreFetchResult<ModelType: PersistentModel, SnapshotType: DataStoreSnapshot>: Sendable {
+    public let descriptor: FetchDescriptor<ModelType>
+    public let fetchedSnapshots: [SnapshotType]
+    public let relatedSnapshots: [PersistentIdentifier: SnapshotType]
+
+    public init(
+        descriptor: FetchDescriptor<ModelType>, fetchedSnapshots: [SnapshotType],
+        relatedSnapshots: [PersistentIdentifier: SnapshotType] = [:]
+    ) {
+        self.descriptor = descriptor
+        self.fetchedSnapshots = fetchedSnapshots
+        self.relatedSnapshots = relatedSnapshots
+    }
+}
+
+/// One save of one context: the snapshots of its inserted (temporary identifiers),
+/// changed and deleted models.
+public struct DataStoreSaveChangesRequest<SnapshotType: DataStoreSnapshot>: Sendable {
+    public let editingState: EditingState
+    public let inserted: [SnapshotType]
+    public let updated: [SnapshotType]
+    public let deleted: [SnapshotType]
+
+    /// OpenSwiftData: public, as `EditingState.init` is.
+    public init(
+        editingState: EditingState, inserted: [SnapshotType] = [], updated: [SnapshotType] = [], deleted: [SnapshotType] = []
+    ) {
+        self.editingState = editingState
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+    }
+}
+
+/// What a store's save returns: the permanent identifier of each inserted
+/// snapshot's temporary one, and snapshots whose stored values differ from what the
+/// context sent (an upsert merged them, say), which the context's models take.
+public final class DataStoreSaveChangesResult<T: DataStoreSnapshot>: Sendable {
+    public let storeIdentifier: String
+    public let remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier]
+    public let snapshotsToReregister: [PersistentIdentifier: T]
+
+    public init(
+        for storeIdentifier: String, remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier] = [:],
+        snapshotsToReregister: [PersistentIdentifier: T] = [:]
+    ) {
+        self.storeIdentifier = storeIdentifier
+        self.remappedIdentifiers = remappedIdentifiers
+        self.snapshotsToReregister = snapshotsToReregister
+    }
+}
+
+/// A delete of every model of type `T` matching `predicate` (all when nil), run by
+/// a `DataStoreBatching` store without loading models.
+public struct DataStoreBatchDeleteRequest<T: PersistentModel>: Sendable {
+    public let editingState: EditingState
+    public let predicate: Predicate<T>?
+    /// Whether models of subclasses of `T` go too.
+    public let includeSubclasses: Bool
+
+    /// OpenSwiftData: public, as `EditingState.init` is.
+    public init(editingState: EditingState, predicate: Predicate<T>?, includeSubclasses: Bool = true) {
+        self.editingState = editingState
+        self.predicate = predicate
+        self.includeSubclasses = includeSubclasses
+    }
+}

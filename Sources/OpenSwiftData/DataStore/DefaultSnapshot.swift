@@ -1,0 +1,288 @@
+import Foundation
+import OpenSwiftDataStore
+
+/// The values of one model at one moment, as contexts and stores pass them.
+public protocol DataStoreSnapshot: Codable, Sendable {
+    var persistentIdentifier: PersistentIdentifier { get }
+    /// The snapshot of a model's current values; the backing data of the models its
+    /// relationships hold are added to `relatedBackingDatas`.
+    init(from: any BackingData, relatedBackingDatas: inout [PersistentIdentifier: any BackingData])
+    /// This snapshot under `persistentIdentifier`, with the identifiers its
+    /// relationships hold mapped through `remappedIdentifiers`.
+    func copy(
+        persistentIdentifier: PersistentIdentifier, remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier]?
+    ) -> Self
+}
+
+/// The keys a snapshot is encoded under: its identifier, then one per property.
+public enum DataStoreSnapshotCodingKey: CodingKey, Hashable, Sendable {
+    case persistentIdentifier
+    case modeledProperty(String)
+
+    public init?(stringValue: String) {
+        self = stringValue == "persistentIdentifier" ? .persistentIdentifier : .modeledProperty(stringValue)
+    }
+
+    public init?(intValue: Int) { nil }
+
+    public var stringValue: String {
+        switch self {
+        case .persistentIdentifier: "persistentIdentifier"
+        case let .modeledProperty(name): name
+        }
+    }
+
+    public var intValue: Int? { nil }
+}
+
+/// The snapshot SwiftData's own stores use, and custom stores can use as theirs:
+/// every attribute's value and every relationship's related identifiers, by
+/// property name.
+///
+/// Encoded (`Codable`) as an object: `persistentIdentifier`, then each property
+/// under its name. Attribute values are tagged with their kind
+/// (`{"string": "Lisbon"}`, `{"date": 752000000}` in seconds since 2001, `null`), so a
+/// snapshot decodes without the schema; relationships are `{"toOne": identifier}`
+/// or `{"toMany": [identifiers]}`.
+public struct DefaultSnapshot: DataStoreSnapshot, Equatable {
+    public let persistentIdentifier: PersistentIdentifier
+    /// By property name.
+    var entries: [String: Entry]
+
+    /// One property's value in a snapshot.
+    enum Entry: Hashable, Sendable {
+        /// An attribute, in the engine's form.
+        case value(Value)
+        case toOne(PersistentIdentifier?)
+        case toMany([PersistentIdentifier])
+    }
+
+    init(persistentIdentifier: PersistentIdentifier, entries: [String: Entry]) {
+        self.persistentIdentifier = persistentIdentifier
+        self.entries = entries
+    }
+
+    /// OpenSwiftData: a snapshot made by a store from its own rows. Attribute values
+    /// are any type a model property may have; a relationship's value is a
+    /// `PersistentIdentifier` (to-one) or `[PersistentIdentifier]` (to-many).
+    public init(persistentIdentifier: PersistentIdentifier, values: [String: (any DataStoreSnapshotValue)?]) {
+        var entries: [String: Entry] = [:]
+        for (name, value) in values {
+            switch value {
+            case nil: entries[name] = .value(.null)
+            case let id as PersistentIdentifier: entries[name] = .toOne(id)
+            case let ids as [PersistentIdentifier]: entries[name] = .toMany(ids)
+            case let value?: entries[name] = .value(ValueCoding.encode(value))
+            }
+        }
+        self.init(persistentIdentifier: persistentIdentifier, entries: entries)
+    }
+
+    public init(from backingData: any BackingData, relatedBackingDatas: inout [PersistentIdentifier: any BackingData]) {
+        guard let ours = backingData as? OurBackingData else {
+            preconditionFailure("DefaultSnapshot reads OpenSwiftData's backing data only, not \(type(of: backingData))")
+        }
+        let backing = ours.erased
+        let layout = backing.layout
+        let values = backing.values
+        var entries: [String: Entry] = [:]
+        entries.reserveCapacity(layout.attributes.count + layout.relationships.count)
+        for (i, attribute) in layout.attributes.enumerated() { entries[attribute.name] = .value(values[i]) }
+        for (j, relationship) in layout.relationships.enumerated() {
+            let ids: [PersistentIdentifier]
+            if let models = backing.resolvedModels(j) {
+                let live = models.filter { !$0.modelBacking.isDeleted }
+                ids = live.map(\.persistentModelID)
+                for model in live { relatedBackingDatas[model.persistentModelID] = model.anyBackingData }
+            } else {
+                // Not resolved: the stored references name the models, none need loading.
+                ids = backing.context?.storedIdentifiers(values[layout.attributes.count + j], of: relationship) ?? []
+            }
+            entries[relationship.name] = relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
+        }
+        self.init(persistentIdentifier: backing.identifier, entries: entries)
+    }
+
+    public func copy(
+        persistentIdentifier: PersistentIdentifier, remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier]? = [:]
+    ) -> DefaultSnapshot {
+        guard let remapped = remappedIdentifiers, !remapped.isEmpty else {
+            return DefaultSnapshot(persistentIdentifier: persistentIdentifier, entries: entries)
+        }
+        var entries = self.entries
+        for (name, entry) in entries {
+            switch entry {
+            case let .toOne(id?): entries[name] = .toOne(remapped[id] ?? id)
+            case let .toMany(ids): entries[name] = .toMany(ids.map { remapped[$0] ?? $0 })
+            default: continue
+            }
+        }
+        return DefaultSnapshot(persistentIdentifier: persistentIdentifier, entries: entries)
+    }
+
+    /// OpenSwiftData: the names of the properties the snapshot holds, sorted.
+    public var propertyNames: [String] { entries.keys.sorted() }
+
+    /// OpenSwiftData: property `name`'s value as `type`: an attribute's value, or a
+    /// relationship's `PersistentIdentifier` / `[PersistentIdentifier]`; nil when the
+    /// snapshot has no such property or holds nil there.
+    public func value<V>(forKey name: String, as type: V.Type = V.self) -> V? {
+        switch entries[name] {
+        case nil, .value(.null)?: return nil
+        case let .value(stored)?: return ValueCoding.decode(stored, as: V?.self)
+        case let .toOne(id)?: return id as? V
+        case let .toMany(ids)?: return ids as? V
+        }
+    }
+
+    // MARK: Codable
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: DataStoreSnapshotCodingKey.self)
+        persistentIdentifier = try c.decode(PersistentIdentifier.self, forKey: .persistentIdentifier)
+        var entries: [String: Entry] = [:]
+        for key in c.allKeys where key != .persistentIdentifier {
+            entries[key.stringValue] = try c.decode(TaggedEntry.self, forKey: key).entry
+        }
+        self.entries = entries
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: DataStoreSnapshotCodingKey.self)
+        try c.encode(persistentIdentifier, forKey: .persistentIdentifier)
+        for name in entries.keys.sorted() {
+            try c.encode(TaggedEntry(entry: entries[name]!), forKey: .modeledProperty(name))
+        }
+    }
+}
+
+/// A snapshot entry in its self-describing coded form (see `DefaultSnapshot`).
+private struct TaggedEntry: Codable {
+    let entry: DefaultSnapshot.Entry
+
+    init(entry: DefaultSnapshot.Entry) { self.entry = entry }
+
+    init(from decoder: any Decoder) throws {
+        if let single = try? decoder.singleValueContainer(), single.decodeNil() {
+            entry = .value(.null)
+            return
+        }
+        let c = try decoder.container(keyedBy: TagKey.self)
+        if c.contains(TagKey("toOne")) {
+            entry = .toOne(try c.decodeIfPresent(PersistentIdentifier.self, forKey: TagKey("toOne")))
+        } else if c.contains(TagKey("toMany")) {
+            entry = .toMany(try c.decode([PersistentIdentifier].self, forKey: TagKey("toMany")))
+        } else {
+            entry = .value(try TaggedValue(from: decoder).value)
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        switch entry {
+        case let .value(value): try TaggedValue(value: value).encode(to: encoder)
+        case let .toOne(id):
+            var c = encoder.container(keyedBy: TagKey.self)
+            try c.encode(id, forKey: TagKey("toOne"))
+        case let .toMany(ids):
+            var c = encoder.container(keyedBy: TagKey.self)
+            try c.encode(ids, forKey: TagKey("toMany"))
+        }
+    }
+}
+
+/// An engine value as one-key object naming its kind, so it decodes without a schema.
+struct TaggedValue: Codable {
+    let value: Value
+
+    init(value: Value) { self.value = value }
+
+    init(from decoder: any Decoder) throws {
+        if let single = try? decoder.singleValueContainer(), single.decodeNil() {
+            value = .null
+            return
+        }
+        let c = try decoder.container(keyedBy: TagKey.self)
+        guard c.allKeys.count == 1, let key = c.allKeys.first else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "a snapshot value names one kind"))
+        }
+        func text() throws -> String { try c.decode(String.self, forKey: key) }
+        func bytes() throws -> Data {
+            guard let data = Data(base64Encoded: try text()) else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "not base64")
+            }
+            return data
+        }
+        switch key.stringValue {
+        case "bool": value = .bool(try c.decode(Bool.self, forKey: key))
+        case "int": value = .int(try c.decode(Int64.self, forKey: key))
+        case "uint": value = .uint(try c.decode(UInt64.self, forKey: key))
+        case "double": value = .double(try c.decode(Double.self, forKey: key))
+        case "string": value = .string(try text())
+        case "date": value = .date(Date(timeIntervalSinceReferenceDate: try c.decode(Double.self, forKey: key)))
+        case "data": value = .data(try bytes())
+        case "uuid":
+            guard let uuid = UUID(uuidString: try text()) else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "not a UUID")
+            }
+            value = .uuid(uuid)
+        case "url":
+            guard let url = URL(string: try text()) else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "not a URL")
+            }
+            value = .url(url)
+        case "decimal":
+            guard let decimal = Decimal(string: try text(), locale: Locale(identifier: "en_US_POSIX")) else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "not a decimal")
+            }
+            value = .decimal(decimal)
+        case "array": value = .array(try c.decode([TaggedValue].self, forKey: key).map(\.value))
+        case "dictionary":
+            let pairs = try c.decode([[TaggedValue]].self, forKey: key)
+            value = .dictionary(try pairs.map { pair in
+                guard pair.count == 2 else {
+                    throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "a pair has two values")
+                }
+                return Value.Pair(key: pair[0].value, value: pair[1].value)
+            })
+        case "codable": value = .codable(try bytes())
+        default:
+            throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "unknown value kind \(key.stringValue)")
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        if case .null = value {
+            var single = encoder.singleValueContainer()
+            try single.encodeNil()
+            return
+        }
+        var c = encoder.container(keyedBy: TagKey.self)
+        switch value {
+        case .null: break
+        case let .bool(v): try c.encode(v, forKey: TagKey("bool"))
+        case let .int(v): try c.encode(v, forKey: TagKey("int"))
+        case let .uint(v): try c.encode(v, forKey: TagKey("uint"))
+        case let .double(v): try c.encode(v, forKey: TagKey("double"))
+        case let .string(v): try c.encode(v, forKey: TagKey("string"))
+        case let .date(v): try c.encode(v.timeIntervalSinceReferenceDate, forKey: TagKey("date"))
+        case let .data(v): try c.encode(v.base64EncodedString(), forKey: TagKey("data"))
+        case let .uuid(v): try c.encode(v.uuidString, forKey: TagKey("uuid"))
+        case let .url(v): try c.encode(v.absoluteString, forKey: TagKey("url"))
+        case let .decimal(v): try c.encode(v.description, forKey: TagKey("decimal"))
+        case let .array(v): try c.encode(v.map(TaggedValue.init(value:)), forKey: TagKey("array"))
+        case let .dictionary(v):
+            try c.encode(v.map { [TaggedValue(value: $0.key), TaggedValue(value: $0.value)] }, forKey: TagKey("dictionary"))
+        case let .codable(v): try c.encode(v.base64EncodedString(), forKey: TagKey("codable"))
+        case .reference, .references:
+            throw EncodingError.invalidValue(value, .init(codingPath: encoder.codingPath, debugDescription: "a row reference is not a snapshot value"))
+        }
+    }
+}
+
+private struct TagKey: CodingKey {
+    let stringValue: String
+    init(_ name: String) { stringValue = name }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    var intValue: Int? { nil }
+    init?(intValue: Int) { nil }
+}

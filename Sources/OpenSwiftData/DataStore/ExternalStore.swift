@@ -1,0 +1,162 @@
+import Foundation
+import Synchronization
+import OpenSwiftDataStore
+
+/// A container's custom store (`DataStore`), type-erased for contexts.
+///
+/// Calls into the store are serialized: a store written from Apple's documentation
+/// (a JSON file read and rewritten whole) has no lock of its own, and contexts on
+/// several actors share one container. The store's snapshots must be
+/// `DefaultSnapshot`s, which `ModelContainer` checks when it opens the store.
+protocol ExternalStore: AnyObject, Sendable {
+    var identifier: String { get }
+    /// Maps the identifiers stored relationships name to the row references models hold.
+    var references: ExternalReferences { get }
+    func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, editingState: EditingState) throws -> ExternalFetch
+    func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, editingState: EditingState) throws -> Int
+    func fetchIdentifiers<T: PersistentModel>(
+        _ descriptor: FetchDescriptor<T>, editingState: EditingState
+    ) throws -> [PersistentIdentifier]
+    func save(
+        inserted: [any PersistentModel], updated: [any PersistentModel], deleted: [any PersistentModel],
+        editingState: EditingState
+    ) throws -> ExternalSave
+    func cachedSnapshots(_ ids: [PersistentIdentifier], editingState: EditingState) throws -> [PersistentIdentifier: DefaultSnapshot]
+    func erase() throws
+    func initializeState(for editingState: EditingState)
+    func invalidateState(for editingState: EditingState)
+    func fetchHistory<T: HistoryTransaction>(_ descriptor: HistoryDescriptor<T>) throws -> [T]
+    func deleteHistory<T: HistoryTransaction>(_ descriptor: HistoryDescriptor<T>) throws
+}
+
+/// What a custom store's fetch gave: the selected snapshots and related ones.
+struct ExternalFetch {
+    var fetched: [DefaultSnapshot]
+    var related: [PersistentIdentifier: DefaultSnapshot]
+}
+
+/// What a custom store's save gave.
+struct ExternalSave {
+    var remapped: [PersistentIdentifier: PersistentIdentifier]
+    var reregister: [PersistentIdentifier: DefaultSnapshot]
+}
+
+final class ExternalStoreBox<S: DataStore>: ExternalStore, @unchecked Sendable {
+    private let store: S
+    private let lock = NSLock()
+    let identifier: String
+    let references = ExternalReferences()
+
+    init(_ store: S) {
+        self.store = store
+        self.identifier = store.identifier
+    }
+
+    private func serialized<R>(_ body: () throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+
+    func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, editingState: EditingState) throws -> ExternalFetch {
+        let result = try serialized { try store.fetch(DataStoreFetchRequest(descriptor: descriptor, editingState: editingState)) }
+        return ExternalFetch(
+            fetched: result.fetchedSnapshots.map(asDefault), related: result.relatedSnapshots.mapValues(asDefault))
+    }
+
+    func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, editingState: EditingState) throws -> Int {
+        try serialized { try store.fetchCount(DataStoreFetchRequest(descriptor: descriptor, editingState: editingState)) }
+    }
+
+    func fetchIdentifiers<T: PersistentModel>(
+        _ descriptor: FetchDescriptor<T>, editingState: EditingState
+    ) throws -> [PersistentIdentifier] {
+        try serialized { try store.fetchIdentifiers(DataStoreFetchRequest(descriptor: descriptor, editingState: editingState)) }
+    }
+
+    func save(
+        inserted: [any PersistentModel], updated: [any PersistentModel], deleted: [any PersistentModel],
+        editingState: EditingState
+    ) throws -> ExternalSave {
+        var related: [PersistentIdentifier: any BackingData] = [:]
+        func snapshots(_ models: [any PersistentModel]) -> [S.Snapshot] {
+            models.map { S.Snapshot(from: $0.anyBackingData, relatedBackingDatas: &related) }
+        }
+        let request = DataStoreSaveChangesRequest(
+            editingState: editingState, inserted: snapshots(inserted), updated: snapshots(updated), deleted: snapshots(deleted))
+        let result = try serialized { try store.save(request) }
+        return ExternalSave(remapped: result.remappedIdentifiers, reregister: result.snapshotsToReregister.mapValues(asDefault))
+    }
+
+    func cachedSnapshots(_ ids: [PersistentIdentifier], editingState: EditingState) throws -> [PersistentIdentifier: DefaultSnapshot] {
+        try serialized { try store.cachedSnapshots(for: ids, editingState: editingState) }.mapValues(asDefault)
+    }
+
+    func erase() throws { try serialized { try store.erase() } }
+
+    func initializeState(for editingState: EditingState) { serialized { store.initializeState(for: editingState) } }
+
+    func invalidateState(for editingState: EditingState) { serialized { store.invalidateState(for: editingState) } }
+
+    func fetchHistory<T: HistoryTransaction>(_ descriptor: HistoryDescriptor<T>) throws -> [T] {
+        guard let provider = store as? any HistoryProviding else { throw DataStoreError.unsupportedFeature }
+        func run<P: HistoryProviding>(_ provider: P) throws -> [T] {
+            guard let descriptor = descriptor as? HistoryDescriptor<P.HistoryType> else {
+                throw SwiftDataError(.invalidTransactionFetchRequest, "the store keeps \(P.HistoryType.self), not \(T.self)")
+            }
+            return try serialized { try provider.fetchHistory(descriptor) }.map { $0 as! T }
+        }
+        return try run(provider)
+    }
+
+    func deleteHistory<T: HistoryTransaction>(_ descriptor: HistoryDescriptor<T>) throws {
+        guard let provider = store as? any HistoryProviding else { throw DataStoreError.unsupportedFeature }
+        func run<P: HistoryProviding>(_ provider: P) throws {
+            guard let descriptor = descriptor as? HistoryDescriptor<P.HistoryType> else {
+                throw SwiftDataError(.invalidTransactionFetchRequest, "the store keeps \(P.HistoryType.self), not \(T.self)")
+            }
+            try serialized { try provider.deleteHistory(descriptor) }
+        }
+        try run(provider)
+    }
+}
+
+/// A store's snapshot as the `DefaultSnapshot` it is: `ModelContainer.openExternal`
+/// admits stores of `DefaultSnapshot`s only.
+private func asDefault(_ snapshot: some DataStoreSnapshot) -> DefaultSnapshot {
+    snapshot as! DefaultSnapshot
+}
+
+/// The identifiers a custom store's relationships name, each given a row reference
+/// once: models hold relationships as row references (`Value.reference`), and a
+/// custom store's identifiers are not rows. Shared by the container's contexts.
+final class ExternalReferences: Sendable {
+    private struct Table {
+        var identifiers: [PersistentIdentifier] = []
+        var references: [PersistentIdentifier: RowID] = [:]
+    }
+
+    private let table = Mutex(Table())
+
+    /// The reference standing for `identifier`, made on first use.
+    /// - Complexity: O(1) expected
+    func reference(for identifier: PersistentIdentifier) -> RowID {
+        table.withLock { table in
+            if let reference = table.references[identifier] { return reference }
+            let reference = RowID(Int64(table.identifiers.count))
+            table.identifiers.append(identifier)
+            table.references[identifier] = reference
+            return reference
+        }
+    }
+
+    /// The identifier `reference` stands for.
+    /// - Complexity: O(1)
+    func identifier(for reference: RowID) -> PersistentIdentifier? {
+        table.withLock { table in
+            let i = Int(reference.rawValue)
+            return table.identifiers.indices.contains(i) ? table.identifiers[i] : nil
+        }
+    }
+}

@@ -1,0 +1,35 @@
+extension PersistentIdentifier {
+    /// The permanent identifier a custom store gives a model it saved: its store,
+    /// its entity and the store's own primary key for it.
+    ///
+    /// A non-negative integer key is held as a row key; any other key (a `UUID`, a
+    /// string) as its `description`, so two keys of one text name the same model (an
+    /// identifier decoded from JSON has a string key, and must equal the `UUID` one it
+    /// was encoded from).
+    /// - Throws: `DataStoreError.unsupportedFeature` when the store identifier, the
+    ///   entity name or the key's text is empty.
+    public static func identifier<T>(
+        for storeIdentifier: String, entityName: String, primaryKey: T
+    ) throws -> PersistentIdentifier where T: Comparable, T: CustomStringConvertible, T: Codable, T: Hashable {
+        let text = primaryKey.description
+        guard !storeIdentifier.isEmpty, !entityName.isEmpty, !text.isEmpty else {
+            throw DataStoreError.unsupportedFeature
+        }
+        if let integer = primaryKey as? any BinaryInteger, let key = Int64(exactly: integer), key >= 0 {
+            return PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: entityName, key: key)
+        }
+        return PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: entityName, primaryKey: text)
+    }
+
+    /// An identifier whose primary key is `primaryKey`'s text (see `IdentifierScope`).
+    init(storeIdentifier: String?, entityName: String, primaryKey: String) {
+        // FNV-1a over the text, kept non-negative: a negative key means temporary.
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in primaryKey.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        }
+        self.init(
+            scope: IdentifierScope(storeIdentifier: storeIdentifier, entityName: entityName, primaryKey: primaryKey),
+            key: Int64(bitPattern: hash & UInt64(Int64.max)))
+    }
+}
