@@ -282,11 +282,6 @@ public class ModelContainer: Equatable, @unchecked Sendable {
             configuration.schema = schema
         }
         try configuration.validate()
-        guard C.Store.Snapshot.self == DefaultSnapshot.self else {
-            throw SwiftDataError(
-                .loadIssueModelContainer,
-                "\(C.Store.self) passes \(C.Store.Snapshot.self) snapshots; contexts read DefaultSnapshot only (Docs/DataStores.md)")
-        }
         return ExternalStoreBox(try C.Store(configuration, migrationPlan: nil))
     }
 

@@ -6,8 +6,8 @@ import OpenSwiftDataStore
 ///
 /// Calls into the store are serialized: a store written from Apple's documentation
 /// (a JSON file read and rewritten whole) has no lock of its own, and contexts on
-/// several actors share one container. The store's snapshots must be
-/// `DefaultSnapshot`s, which `ModelContainer` checks when it opens the store.
+/// several actors share one container. Snapshots of other types than
+/// `DefaultSnapshot` are read through their coded form (`SnapshotReader`).
 protocol ExternalStore: AnyObject, Sendable {
     var identifier: String { get }
     /// Maps the identifiers stored relationships name to the row references models hold.
@@ -62,7 +62,8 @@ final class ExternalStoreBox<S: DataStore>: ExternalStore, @unchecked Sendable {
     func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, editingState: EditingState) throws -> ExternalFetch {
         let result = try serialized { try store.fetch(DataStoreFetchRequest(descriptor: descriptor, editingState: editingState)) }
         return ExternalFetch(
-            fetched: result.fetchedSnapshots.map(asDefault), related: result.relatedSnapshots.mapValues(asDefault))
+            fetched: try result.fetchedSnapshots.map(SnapshotReader.read),
+            related: try result.relatedSnapshots.mapValues(SnapshotReader.read))
     }
 
     func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, editingState: EditingState) throws -> Int {
@@ -86,11 +87,12 @@ final class ExternalStoreBox<S: DataStore>: ExternalStore, @unchecked Sendable {
         let request = DataStoreSaveChangesRequest(
             editingState: editingState, inserted: snapshots(inserted), updated: snapshots(updated), deleted: snapshots(deleted))
         let result = try serialized { try store.save(request) }
-        return ExternalSave(remapped: result.remappedIdentifiers, reregister: result.snapshotsToReregister.mapValues(asDefault))
+        return ExternalSave(
+            remapped: result.remappedIdentifiers, reregister: try result.snapshotsToReregister.mapValues(SnapshotReader.read))
     }
 
     func cachedSnapshots(_ ids: [PersistentIdentifier], editingState: EditingState) throws -> [PersistentIdentifier: DefaultSnapshot] {
-        try serialized { try store.cachedSnapshots(for: ids, editingState: editingState) }.mapValues(asDefault)
+        try serialized { try store.cachedSnapshots(for: ids, editingState: editingState) }.mapValues(SnapshotReader.read)
     }
 
     func erase() throws { try serialized { try store.erase() } }
@@ -120,12 +122,6 @@ final class ExternalStoreBox<S: DataStore>: ExternalStore, @unchecked Sendable {
         }
         try run(provider)
     }
-}
-
-/// A store's snapshot as the `DefaultSnapshot` it is: `ModelContainer.openExternal`
-/// admits stores of `DefaultSnapshot`s only.
-private func asDefault(_ snapshot: some DataStoreSnapshot) -> DefaultSnapshot {
-    snapshot as! DefaultSnapshot
 }
 
 /// The identifiers a custom store's relationships name, each given a row reference
