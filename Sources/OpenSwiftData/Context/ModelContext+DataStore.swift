@@ -35,6 +35,14 @@ extension ModelContext {
             request.fetchOffset = nil
         }
         var filtersHere = false, sortsHere = false
+        // A predicate may follow relationships into models of other entities with unsaved
+        // changes, which the store cannot see: then the context tests every model.
+        if descriptor.includePendingChanges, descriptor.predicate != nil, pending.count < inserted.count + changed.count {
+            filtersHere = true
+            request.predicate = nil
+            request.fetchLimit = nil
+            request.fetchOffset = nil
+        }
         var result: ExternalFetch
         while true {
             do {
@@ -73,9 +81,7 @@ extension ModelContext {
         }
         if !descriptor.sortBy.isEmpty, sortsHere || mixesPending { models.sort(using: descriptor.sortBy) }
         guard filtersHere || sortsHere || mixesPending else { return models }
-        let start = Swift.min(Swift.max(descriptor.fetchOffset ?? 0, 0), models.count)
-        let end = descriptor.fetchLimit.map { $0 > 0 ? Swift.min(start + $0, models.count) : models.count } ?? models.count
-        return Array(models[start..<end])
+        return Array(models[FetchWindow.range(of: models.count, offset: descriptor.fetchOffset, limit: descriptor.fetchLimit)])
     }
 
     /// `fetchCount(_:)` over a custom store: the store counts unless unsaved
@@ -194,7 +200,10 @@ extension ModelContext {
         if !missing.isEmpty, let loaded = try? loadFromStore(missing, as: relationship.destinationType) {
             found.merge(loaded) { a, _ in a }
         }
-        return ids.compactMap { found[$0] }
+        // A store naming a model of another entity here gives nothing rather than a
+        // model the property cannot hold.
+        let destination: AnyClass = relationship.destinationType
+        return ids.compactMap { found[$0] }.filter { EntityLayout.isClass(type(of: $0), orSubclassOf: destination) }
     }
 
     /// `model(for:)` over a custom store: nil when the store does not have it.
@@ -247,19 +256,32 @@ extension ModelContext {
         let deletedModels = deletedIDs.filter { !$0.isTemporary }.compactMap { registry[$0] }
         let outcome = try external.save(
             inserted: insertedModels, updated: changedModels, deleted: deletedModels, editingState: editingState)
+        // Every insert needs its permanent identifier; without one the context keeps its
+        // changes (the store saved them, so saving again may insert them twice).
+        for model in insertedModels where outcome.remapped[model.modelBacking.identifier]?.isTemporary ?? true {
+            throw SwiftDataError(
+                .modelValidationFailure,
+                "the store gave no permanent identifier to \(model.modelBacking.identifier): a DataStore's save must remap every insert")
+        }
         var insertedIDs: [PersistentIdentifier] = []
+        var upsertedIDs: [PersistentIdentifier] = []
         for model in insertedModels {
             let backing = model.modelBacking
             let temporary = backing.identifier
-            // A store that keeps the temporary identifier leaves the model under it.
-            guard let permanent = outcome.remapped[temporary], permanent != temporary else {
-                insertedIDs.append(temporary)
-                continue
-            }
+            let permanent = outcome.remapped[temporary]!
             registry.remove(temporary)
+            if let displaced = registry[permanent], displaced !== model {
+                // The store upserted onto a model this context has: the inserted instance
+                // wins, as over the built-in store, and related models point at it.
+                redirectInverses(from: displaced, to: model)
+                displaced.modelBacking.context = nil
+                registry.remove(permanent)
+                upsertedIDs.append(permanent)
+            } else {
+                insertedIDs.append(permanent)
+            }
             backing.identifier = permanent
             registry.register(model, as: permanent, retained: false)
-            insertedIDs.append(permanent)
         }
         // Now that every saved model has its permanent identifier, the relationships
         // can be held as references to them.
@@ -278,7 +300,7 @@ extension ModelContext {
         for id in deletedIDs {
             registry.remove(id)?.modelBacking.context = nil
         }
-        let updatedIDs = changedModels.map { $0.modelBacking.identifier }
+        let updatedIDs = changedModels.map { $0.modelBacking.identifier } + upsertedIDs
         endPendingState()
         deletedInserts = []
         storeSnapshots = [:]

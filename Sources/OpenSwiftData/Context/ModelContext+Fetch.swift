@@ -36,6 +36,14 @@ extension ModelContext {
                 .includePendingChangesWithBatchSize,
                 "a batched fetch cannot include unsaved inserts: save first or set includePendingChanges to false")
         }
+        if container.external != nil {
+            // A custom store's models come with its snapshots: kept, not fetched again one by one.
+            let models = try storeMatches(descriptor)
+            let byID = Dictionary(models.map { ($0.modelBacking.identifier, $0) }, uniquingKeysWith: { a, _ in a })
+            return FetchResultsCollection(batches: .init(identifiers: models.map { $0.modelBacking.identifier }, batchSize: batchSize) { ids in
+                ids.compactMap { byID[$0] }
+            })
+        }
         let identifiers = try matchingIdentifiers(descriptor)
         return FetchResultsCollection(batches: .init(identifiers: identifiers, batchSize: batchSize) { [unowned self] ids in
             ids.compactMap { self.model(for: $0) as? T }
@@ -71,6 +79,10 @@ extension ModelContext {
         _ fetch: FetchDescriptor<T>, batchSize: Int = 5000, allowEscapingMutations: Bool = false,
         block: (_ model: T) throws -> Void
     ) throws {
+        if container.external != nil {
+            for model in try storeMatches(fetch) { try block(model) }
+            return
+        }
         for id in try matchingIdentifiers(fetch) {
             if let model = model(for: id) as? T { try block(model) }
         }

@@ -172,7 +172,7 @@ extension ModelContext {
 
     /// Makes the models related to `displaced` refer to `replacement` on the inverse side.
     /// - Complexity: O(related models)
-    private func redirectInverses(from displaced: any PersistentModel, to replacement: any PersistentModel) {
+    func redirectInverses(from displaced: any PersistentModel, to replacement: any PersistentModel) {
         let backing = displaced.modelBacking
         for (j, relationship) in backing.layout.relationships.enumerated() {
             guard relationship.inverse != nil else { continue }

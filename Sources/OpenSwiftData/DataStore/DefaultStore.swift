@@ -88,6 +88,8 @@ public final class DefaultStore: DataStore, DataStoreBatching, HistoryProviding 
         }
         func lookup(_ id: PersistentIdentifier) -> (any PersistentModel)? {
             if let model = models[id] { return model }
+            // An identifier of an entity the schema lacks names nothing here.
+            guard container.entityIndex(named: id.entityName) != nil else { return nil }
             let model = context.model(for: id)
             return model.isDeleted ? nil : model
         }

@@ -44,7 +44,8 @@ public struct HistoryTransactionFeed: AsyncSequence, Sendable {
         /// - Complexity: O(log n) per batch of transactions, plus their changes.
         public mutating func next() async throws -> DefaultHistoryTransaction? {
             while pending.isEmpty {
-                if Task.isCancelled { return nil }
+                // A custom store's history is its own (`HistoryProviding`), not fed here.
+                if Task.isCancelled || container.external != nil { return nil }
                 let version = container.store.current
                 let history = version.history
                 if checksExpiry, history.horizon > position {

@@ -216,3 +216,102 @@ import Testing
         #expect(container.schema.entities.map(\.name).sorted() == ["Excursion", "ExcursionStop"])
     }
 }
+
+/// Cases a review found: windows, upserts, predicates through related unsaved changes,
+/// stores that do not remap.
+@Suite struct CustomStoreEdgeTests {
+    private static let start = Date(timeIntervalSinceReferenceDate: 800_000_000)
+
+    private func forwarding() throws -> ModelContainer {
+        try ModelContainer(
+            for: Excursion.self, ExcursionStop.self,
+            configurations: ForwardingStoreConfiguration(name: UUID().uuidString, inner: ModelConfiguration(isStoredInMemoryOnly: true)))
+    }
+
+    @Test func aHugeLimitDoesNotOverflowTheWindow() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let context = ModelContext(try ModelContainer(
+            for: Excursion.self, ExcursionStop.self,
+            configurations: JSONStoreConfiguration(name: "edge", fileURL: folder.file("edge.json"))))
+        for i in 0..<3 { context.insert(Excursion(name: "e\(i)", destination: "x", startDate: Self.start, price: Double(i))) }
+        try context.save()
+        var descriptor = FetchDescriptor<Excursion>(predicate: #Predicate { $0.price >= 0 }, sortBy: [SortDescriptor(\.price)])
+        descriptor.fetchOffset = 1
+        descriptor.fetchLimit = .max
+        #expect(try context.fetch(descriptor).map(\.name) == ["e1", "e2"])
+        let batched = try context.fetch(descriptor, batchSize: 1)
+        #expect(batched.map(\.name) == ["e1", "e2"])
+        var seen: [String] = []
+        try context.enumerate(descriptor) { seen.append($0.name) }
+        #expect(seen == ["e1", "e2"])
+    }
+
+    @Test func anUpsertKeepsOneObjectPerIdentifier() throws {
+        let context = ModelContext(try forwarding())
+        context.insert(Excursion(name: "A", destination: "Lisbon", startDate: Self.start, price: 1))
+        try context.save()
+        let old = try #require(try context.fetch(FetchDescriptor<Excursion>()).first)
+        let stop = ExcursionStop(title: "kept")
+        old.stops = [stop]
+        try context.save()
+        let new = Excursion(name: "A", destination: "Porto", startDate: Self.start, price: 2)
+        context.insert(new)
+        try context.save()
+        #expect(new.persistentModelID == old.persistentModelID)
+        #expect(context.model(for: new.persistentModelID) === new)
+        #expect(old.modelContext == nil)
+        #expect(try context.fetch(FetchDescriptor<Excursion>()).count == 1)
+        #expect(try context.fetch(FetchDescriptor<Excursion>()).first === new)
+    }
+
+    @Test func aPredicateSeesUnsavedChangesOfRelatedModels() throws {
+        let context = ModelContext(try forwarding())
+        let trip = Excursion(name: "A", destination: "Lisbon", startDate: Self.start, price: 1)
+        context.insert(trip)
+        trip.stops = [ExcursionStop(title: "s1"), ExcursionStop(title: "s2")]
+        try context.save()
+        trip.destination = "Faro"
+        let stops = try context.fetch(FetchDescriptor<ExcursionStop>(predicate: #Predicate { $0.excursion?.destination == "Faro" }))
+        #expect(stops.count == 2)
+    }
+
+    @Test func aStoreThatDoesNotRemapInsertsMakesSaveThrow() throws {
+        let context = ModelContext(try ModelContainer(for: Memo.self, configurations: ForgetfulStoreConfiguration()))
+        context.insert(Memo(text: "lost?", priority: 1))
+        #expect(throws: SwiftDataError.modelValidationFailure) { try context.save() }
+        // Nothing was taken for saved: the insert is still pending.
+        #expect(context.insertedModelsArray.count == 1)
+        #expect(context.hasChanges)
+    }
+}
+
+final class ForgetfulStoreConfiguration: DataStoreConfiguration {
+    typealias Store = ForgetfulStore
+    var name = "forgetful"
+    var schema: Schema?
+    static func == (lhs: ForgetfulStoreConfiguration, rhs: ForgetfulStoreConfiguration) -> Bool { lhs === rhs }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// A store whose saves remap nothing.
+final class ForgetfulStore: DataStore {
+    typealias Configuration = ForgetfulStoreConfiguration
+    typealias Snapshot = DefaultSnapshot
+    let configuration: ForgetfulStoreConfiguration
+    let schema: Schema
+    let identifier = "forgetful"
+
+    init(_ configuration: ForgetfulStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
+        self.configuration = configuration
+        self.schema = configuration.schema!
+    }
+
+    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+        DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: [])
+    }
+
+    func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        DataStoreSaveChangesResult(for: identifier)
+    }
+}
