@@ -14,12 +14,18 @@ let package = Package(
         .library(name: "OpenSwiftData", targets: ["OpenSwiftData"]),
         .library(name: "SwiftData", targets: ["SwiftData"]),
         .library(name: "OpenSwiftDataStore", targets: ["OpenSwiftDataStore"]),
+        // A `DataStore` over PostgreSQL (postgres-nio): its own product, so the core
+        // gains no dependency.
+        .library(name: "OpenSwiftDataPostgres", targets: ["OpenSwiftDataPostgres"]),
         .executable(name: "osd", targets: ["osd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "602.0.0"..<"604.0.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
     ],
     targets: [
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
@@ -61,6 +67,17 @@ let package = Package(
             name: "SwiftData",
             dependencies: ["OpenSwiftData"]
         ),
+        .target(
+            name: "OpenSwiftDataPostgres",
+            dependencies: [
+                "OpenSwiftData",
+                "OpenSwiftDataStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "Trips",
             dependencies: ["SwiftData"],
@@ -92,6 +109,12 @@ let package = Package(
         .testTarget(
             name: "SwiftDataTests",
             dependencies: ["SwiftData", "DocumentCrashProbe"]
+        ),
+        // The core API's conformance suite, run over the embedded store and over
+        // PostgresStore (against a server Scripts/postgres-test-server.sh starts).
+        .testTarget(
+            name: "StoreConformanceTests",
+            dependencies: ["SwiftData", "OpenSwiftDataPostgres"]
         ),
         .testTarget(
             name: "OpenSwiftDataToolTests",

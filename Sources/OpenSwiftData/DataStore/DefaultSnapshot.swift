@@ -46,18 +46,21 @@ public enum DataStoreSnapshotCodingKey: CodingKey, Hashable, Sendable {
 /// or `{"toMany": [identifiers]}`.
 public struct DefaultSnapshot: DataStoreSnapshot, Equatable {
     public let persistentIdentifier: PersistentIdentifier
-    /// By property name.
-    var entries: [String: Entry]
+    /// By property name. (SPI, with `Entry`: stores that read and write values typed,
+    /// in the engine's form.)
+    @_spi(DataStores) public var entries: [String: Entry]
 
     /// One property's value in a snapshot.
-    enum Entry: Hashable, Sendable {
+    @_spi(DataStores)
+    public enum Entry: Hashable, Sendable {
         /// An attribute, in the engine's form.
         case value(Value)
         case toOne(PersistentIdentifier?)
         case toMany([PersistentIdentifier])
     }
 
-    init(persistentIdentifier: PersistentIdentifier, entries: [String: Entry]) {
+    @_spi(DataStores)
+    public init(persistentIdentifier: PersistentIdentifier, entries: [String: Entry]) {
         self.persistentIdentifier = persistentIdentifier
         self.entries = entries
     }
@@ -191,12 +194,14 @@ private struct TaggedEntry: Codable {
 }
 
 /// An engine value as one-key object naming its kind, so it decodes without a schema.
-struct TaggedValue: Codable {
-    let value: Value
+/// (SPI: stores keep collections and `Codable` composites in this form.)
+@_spi(DataStores)
+public struct TaggedValue: Codable, Sendable {
+    public let value: Value
 
-    init(value: Value) { self.value = value }
+    public init(value: Value) { self.value = value }
 
-    init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         if let single = try? decoder.singleValueContainer(), single.decodeNil() {
             value = .null
             return
@@ -250,7 +255,7 @@ struct TaggedValue: Codable {
         }
     }
 
-    func encode(to encoder: any Encoder) throws {
+    public func encode(to encoder: any Encoder) throws {
         if case .null = value {
             var single = encoder.singleValueContainer()
             try single.encodeNil()

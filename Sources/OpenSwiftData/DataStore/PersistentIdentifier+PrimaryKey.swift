@@ -33,3 +33,12 @@ extension PersistentIdentifier {
             key: Int64(bitPattern: hash & UInt64(Int64.max)))
     }
 }
+
+extension PersistentIdentifier {
+    /// SPI: the integer primary key of a permanent identifier whose key is one (the
+    /// row key of stores that number their rows); nil otherwise.
+    @_spi(DataStores)
+    public var integerPrimaryKey: Int64? {
+        id.scope.primaryKey == nil && !isTemporary ? id.key : nil
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import OpenSwiftDataStore
+
+/// For stores that translate fetches into their own query language (the PostgreSQL
+/// store): a schema's entities in the engine's description, and predicates and sorts
+/// compiled to the engine's expression form, whose slots are those descriptions'.
+///
+/// SPI (`@_spi(DataStores) import OpenSwiftData`): the expression form is the
+/// engine's and may change with it; stores shipped in this package use it.
+@_spi(DataStores)
+public final class StoreQueryCompiler: @unchecked Sendable {
+    /// The container whose layouts and compiled-predicate cache compile for the store;
+    /// in memory and empty. Its store identifier is the store's, so identifiers a
+    /// predicate captures (`ids.contains($0.persistentModelID)`) compile to its rows.
+    private let container: ModelContainer
+    /// Every entity, in the order expressions number them.
+    public let schema: StoreSchema
+
+    /// - Parameter storeIdentifier: the identifier of the store's permanent
+    ///   identifiers, whose integer primary keys are its rows.
+    public init(schema: Schema, storeIdentifier: UUID) throws {
+        container = try ModelContainer(
+            for: schema, migrationPlan: nil, configurations: [ModelConfiguration(isStoredInMemoryOnly: true)], store: nil,
+            identifier: storeIdentifier)
+        self.schema = schema.storeSchema
+    }
+
+    /// The entity models of `type` are stored in (its hierarchy's root's, for a subclass).
+    public func entityIndex<T: PersistentModel>(of type: T.Type) throws -> Int {
+        try container.entityIndex(of: type)
+    }
+
+    /// `predicate` in the engine's form, its captured values substituted; nil when it
+    /// cannot be compiled (the context then evaluates it on models).
+    public func compile<T: PersistentModel>(_ predicate: Predicate<T>) throws -> QueryExpression? {
+        do {
+            return try PredicateCompiler.compile(predicate, in: container).predicate.expression
+        } catch is PredicateCompiler.Unsupported {
+            return nil
+        }
+    }
+
+    /// The attribute slots and directions of `sortBy`, or nil when a key is not a
+    /// stored attribute.
+    public func sortKeys<T: PersistentModel>(_ sortBy: [SortDescriptor<T>]) throws -> [(slot: Int, reverse: Bool)]? {
+        let layout = container.layout(at: try container.entityIndex(of: T.self))
+        return FetchQuery<T>.sortKeys(of: sortBy, in: layout)?.map { (slot: $0.slot, reverse: $0.reverse) }
+    }
+}

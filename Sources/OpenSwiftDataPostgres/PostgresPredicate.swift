@@ -1,0 +1,133 @@
+import Foundation
+import OpenSwiftDataStore
+import PostgresNIO
+
+/// A compiled predicate (the engine's `QueryExpression`) as a SQL condition on one
+/// entity's table, where it can be: comparisons, equality and inequality with
+/// Swift's nil semantics, `&&`, `||`, `!`, lists (`= ANY`), ranges, substring and
+/// prefix tests, identifiers and to-one references. Anything else (relationship
+/// paths beyond a reference, collections, string case folding, arithmetic) gives
+/// nil, and the store asks the context to filter (`preferInMemoryFilter`).
+struct PostgresPredicate {
+    let entity: EntityDescription
+    let entityIndex: Int
+    var binds = PostgresBindings()
+    private var parameterCount = 0
+
+    init(entity: EntityDescription, entityIndex: Int) {
+        self.entity = entity
+        self.entityIndex = entityIndex
+    }
+
+    /// One side of a comparison.
+    private enum Operand {
+        /// A column; `type` nil for identifiers and references (bigint).
+        case column(String, type: ValueType?)
+        case constant(Value)
+    }
+
+    /// The next parameter's placeholder, `value` bound to it.
+    mutating func parameter(_ value: Value) throws -> String {
+        try PostgresValues.append(value, to: &binds)
+        parameterCount += 1
+        return "$\(parameterCount)"
+    }
+
+    private mutating func listParameter(_ values: [Value]) -> String? {
+        guard PostgresValues.appendList(values, to: &binds) else { return nil }
+        parameterCount += 1
+        return "$\(parameterCount)"
+    }
+
+    private func operand(_ expression: QueryExpression) -> Operand? {
+        switch expression {
+        case .root:
+            return .column(quoted("_id"), type: nil)
+        case let .attribute(.root, entity, slot) where entity == entityIndex && slot < self.entity.attributes.count:
+            let attribute = self.entity.attributes[slot]
+            guard PostgresValues.isScalar(attribute.type) else { return nil }
+            return .column(quoted(attribute.name), type: attribute.type)
+        case let .toOne(.root, entity, slot, _) where entity == entityIndex:
+            let j = slot - self.entity.attributes.count
+            guard self.entity.relationships.indices.contains(j) else { return nil }
+            return .column(quoted(self.entity.relationships[j].name), type: nil)
+        case let .constant(value):
+            return .constant(value)
+        default:
+            return nil
+        }
+    }
+
+    /// The SQL of an operand, binding a constant.
+    private mutating func sql(_ operand: Operand) throws -> String {
+        switch operand {
+        case let .column(name, type):
+            // Text compares and sorts by Unicode scalar, as the engine does.
+            return type == .string ? "\(name) COLLATE \"C\"" : name
+        case let .constant(value):
+            return try parameter(value)
+        }
+    }
+
+    /// The condition `expression` states, or nil when SQL cannot state it.
+    mutating func condition(_ expression: QueryExpression) throws -> String? {
+        switch expression {
+        case let .constant(.bool(value)):
+            return value ? "TRUE" : "FALSE"
+        case .attribute:
+            guard case let .column(name, .bool?)? = operand(expression) else { return nil }
+            return name
+        case let .and(a, b):
+            guard let x = try condition(a), let y = try condition(b) else { return nil }
+            return "(\(x) AND \(y))"
+        case let .or(a, b):
+            guard let x = try condition(a), let y = try condition(b) else { return nil }
+            return "(\(x) OR \(y))"
+        case let .not(a):
+            // SQL's NULL is false at the top of a WHERE, but NOT NULL is NULL too.
+            guard let x = try condition(a) else { return nil }
+            return "(NOT COALESCE(\(x), FALSE))"
+        case let .equal(a, b), let .notEqual(a, b):
+            let isEqual = if case .equal = expression { true } else { false }
+            guard let x = operand(a), let y = operand(b) else { return nil }
+            switch (x, y) {
+            case (.constant(.null), .column(let name, _)), (.column(let name, _), .constant(.null)):
+                return "(\(name) IS \(isEqual ? "" : "NOT ")NULL)"
+            case (.constant, .constant):
+                return nil
+            case (.column, .column):
+                return "(\(try sql(x)) IS \(isEqual ? "NOT " : "")DISTINCT FROM \(try sql(y)))"
+            default:
+                // A nil column equals no value; it differs from every value.
+                return isEqual ? "(\(try sql(x)) = \(try sql(y)))" : "(\(try sql(x)) IS DISTINCT FROM \(try sql(y)))"
+            }
+        case let .compare(op, a, b):
+            guard let x = operand(a), let y = operand(b) else { return nil }
+            if case .constant = x, case .constant = y { return nil }
+            return "(\(try sql(x)) \(op.rawValue) \(try sql(y)))"
+        case let .inRange(e, lower, upper, closed):
+            guard let x = operand(e), case .column = x, let lo = operand(lower), let hi = operand(upper) else { return nil }
+            let column = try sql(x)
+            return "(\(column) >= \(try sql(lo)) AND \(column) \(closed ? "<=" : "<") \(try sql(hi)))"
+        case let .contains(.constant(.array(values)), element):
+            guard let x = operand(element), case .column = x else { return nil }
+            if values.isEmpty { return "FALSE" }
+            let column = try sql(x)
+            guard let list = listParameter(values) else { return nil }
+            return "(\(column) = ANY(\(list)))"
+        case let .contains(haystack, needle):
+            // Substring containment of a text column.
+            guard case let .column(name, .string?)? = operand(haystack), case let .constant(.string(text))? = operand(needle) else {
+                return nil
+            }
+            return "(strpos(\(name), \(try parameter(.string(text)))) > 0)"
+        case let .startsWith(text, prefix):
+            guard case let .column(name, .string?)? = operand(text), case let .constant(.string(start))? = operand(prefix) else {
+                return nil
+            }
+            return "starts_with(\(name), \(try parameter(.string(start))))"
+        default:
+            return nil
+        }
+    }
+}

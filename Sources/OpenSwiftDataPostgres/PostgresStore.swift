@@ -1,0 +1,401 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+@_spi(DataStores) import OpenSwiftData
+import OpenSwiftDataStore
+import PostgresNIO
+
+/// A `DataStore` over PostgreSQL, through postgres-nio: the same `@Model` code, its
+/// data in a database that several processes share.
+///
+/// **Tables.** Each entity is a table named after it: `_id bigserial` (the primary
+/// key, and the permanent identifier's key), `_version bigint` (optimistic
+/// concurrency), a column per attribute (types in `PostgresValues`), a `bigint`
+/// column per to-one relationship and a `bigint[]` column per to-many one (both sides
+/// of a relationship are stored, as the engine stores them). Unique constraints are
+/// unique indexes, `#Index`es indexes. Opening creates what is missing; it never
+/// drops or alters a column.
+///
+/// **Fetches** translate the compiled predicate to SQL (`PostgresPredicate`) with
+/// sorts, limits and offsets; what SQL cannot state makes the store ask the context
+/// to filter or sort (`DataStoreError.preferInMemoryFilter`, `.preferInMemorySort`).
+///
+/// **Saves** run in one transaction. An insert whose unique key exists updates that
+/// row (`ON CONFLICT … DO UPDATE`, the first unique constraint; a clash on another
+/// throws `SwiftDataError.uniqueConstraintViolation`). An update or delete of a row
+/// that another writer saved after this context read it throws
+/// `PostgresStoreError.conflict` and changes nothing: no writer loses an update
+/// unknowingly.
+///
+/// One connection per store; the container serializes calls into it.
+public final class PostgresStore: DataStore {
+    public typealias Configuration = PostgresStoreConfiguration
+    public typealias Snapshot = DefaultSnapshot
+
+    public let configuration: PostgresStoreConfiguration
+    public let schema: Schema
+    /// The database's store identifier (a UUID kept in table `osd_store`), so every
+    /// process over one database makes the same identifiers.
+    public let identifier: String
+
+    private let connection: PostgresConnection
+    private let logger = Logger(label: "OpenSwiftData.PostgresStore")
+    private let compiler: StoreQueryCompiler
+    private var entities: [EntityDescription] { compiler.schema.entities }
+    /// The `_version` of each row an editing state (a context) read or wrote, which its
+    /// updates and deletes expect to find.
+    private var versions: [UUID: [RowName: Int64]] = [:]
+
+    /// A row of a table: ids are per table.
+    private struct RowName: Hashable {
+        let table: String
+        let id: Int64
+    }
+
+    public init(_ configuration: PostgresStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
+        guard let schema = configuration.schema else { throw PostgresStoreError.missingSchema }
+        try configuration.validate()
+        self.configuration = configuration
+        self.schema = schema
+        let settings = PostgresConnection.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username,
+            password: configuration.password, database: configuration.database, tls: .disable)
+        do {
+            connection = try PostgresConnection.connect(
+                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: settings, id: 1, logger: logger
+            ).wait()
+        } catch {
+            throw PostgresStoreError.connection(String(describing: error))
+        }
+        let storeID = try Self.storeIdentifier(on: connection, logger: logger)
+        identifier = storeID.uuidString
+        compiler = try StoreQueryCompiler(schema: schema, storeIdentifier: storeID)
+        try createTables()
+    }
+
+    deinit {
+        try? connection.close().wait()
+    }
+
+    // MARK: Statements
+
+    @discardableResult
+    private func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
+        do {
+            return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
+        } catch let error as PSQLError {
+            if error.serverInfo?[.sqlState] == "23505" { throw SwiftDataError.uniqueConstraintViolation }
+            throw PostgresStoreError.server(error.serverInfo?[.message] ?? String(describing: error.code))
+        }
+    }
+
+    private static func storeIdentifier(on connection: PostgresConnection, logger: Logger) throws -> UUID {
+        @discardableResult
+        func run(_ sql: String) throws -> PostgresQueryResult {
+            do {
+                return try connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).wait()
+            } catch let error as PSQLError {
+                throw PostgresStoreError.server(error.serverInfo?[.message] ?? String(describing: error.code))
+            }
+        }
+        try run("CREATE TABLE IF NOT EXISTS osd_store (one int PRIMARY KEY CHECK (one = 1), identifier uuid NOT NULL)")
+        try run("INSERT INTO osd_store (one, identifier) VALUES (1, '\(UUID().uuidString)') ON CONFLICT (one) DO NOTHING")
+        guard let row = try run("SELECT identifier FROM osd_store WHERE one = 1").rows.first else {
+            throw PostgresStoreError.server("osd_store holds no identifier")
+        }
+        return try row.makeRandomAccess()["identifier"].decode(UUID.self)
+    }
+
+    /// Creates the tables, columns and indexes the schema needs that are missing.
+    private func createTables() throws {
+        for entity in entities {
+            let table = quoted(entity.name)
+            try run("CREATE TABLE IF NOT EXISTS \(table) (\"_id\" bigserial PRIMARY KEY, \"_version\" bigint NOT NULL DEFAULT 1)")
+            for attribute in entity.attributes {
+                try run("ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS \(quoted(attribute.name)) \(PostgresValues.columnType(attribute.type))")
+            }
+            for relationship in entity.relationships {
+                try run("ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS \(quoted(relationship.name)) \(relationship.isToMany ? "bigint[]" : "bigint")")
+            }
+            for (i, slots) in entity.uniqueness.enumerated() {
+                let columns = slots.map { quoted(entity.attributes[$0].name) }.joined(separator: ", ")
+                try run("CREATE UNIQUE INDEX IF NOT EXISTS \(quoted("\(entity.name)_unique_\(i)")) ON \(table) (\(columns))")
+            }
+            for (i, slots) in entity.orderedIndexSlots.enumerated() where !entity.uniqueness.contains(slots) {
+                let columns = slots.map { quoted(entity.attributes[$0].name) }.joined(separator: ", ")
+                try run("CREATE INDEX IF NOT EXISTS \(quoted("\(entity.name)_index_\(i)")) ON \(table) (\(columns))")
+            }
+        }
+    }
+
+    // MARK: Rows and snapshots
+
+    /// The columns a snapshot reads, in entity slot order, after `_id` and `_version`.
+    private func selectList(_ entity: EntityDescription) -> String {
+        (["\"_id\"", "\"_version\""] + entity.attributes.map { quoted($0.name) } + entity.relationships.map { quoted($0.name) })
+            .joined(separator: ", ")
+    }
+
+    private func persistentIdentifier(_ entity: String, _ id: Int64) throws -> PersistentIdentifier {
+        try PersistentIdentifier.identifier(for: identifier, entityName: entity, primaryKey: id)
+    }
+
+    /// The snapshot of a row selected with `selectList`, noting its version for `state`.
+    private func snapshot(_ row: PostgresRow, of entity: EntityDescription, state: EditingState) throws -> DefaultSnapshot {
+        let cells = row.makeRandomAccess()
+        let id = try cells[0].decode(Int64.self)
+        versions[state.id, default: [:]][RowName(table: entity.name, id: id)] = try cells[1].decode(Int64.self)
+        var entries: [String: DefaultSnapshot.Entry] = [:]
+        for (i, attribute) in entity.attributes.enumerated() {
+            entries[attribute.name] = .value(try PostgresValues.value(cells[2 + i], as: attribute.type))
+        }
+        for (j, relationship) in entity.relationships.enumerated() {
+            let cell = cells[2 + entity.attributes.count + j]
+            if relationship.isToMany {
+                let ids = try cell.decode([Int64]?.self) ?? []
+                entries[relationship.name] = .toMany(try ids.map { try persistentIdentifier(relationship.destination, $0) })
+            } else {
+                entries[relationship.name] = .toOne(try cell.decode(Int64?.self).map { try persistentIdentifier(relationship.destination, $0) })
+            }
+        }
+        return DefaultSnapshot(persistentIdentifier: try persistentIdentifier(entity.name, id), entries: entries)
+    }
+
+    // MARK: Fetching
+
+    /// The SELECT's FROM, WHERE, ORDER BY and window for `descriptor`.
+    private func statement<T: PersistentModel>(
+        _ descriptor: FetchDescriptor<T>, columns: (EntityDescription) -> String, window: Bool = true
+    ) throws -> (sql: String, binds: PostgresBindings, entity: EntityDescription) {
+        let index = try compiler.entityIndex(of: T.self)
+        let entity = entities[index]
+        var predicate = PostgresPredicate(entity: entity, entityIndex: index)
+        var sql = "SELECT \(columns(entity)) FROM \(quoted(entity.name))"
+        if let filter = descriptor.predicate {
+            guard let expression = try compiler.compile(filter), let condition = try predicate.condition(expression) else {
+                throw DataStoreError.preferInMemoryFilter
+            }
+            sql += " WHERE \(condition)"
+        }
+        if window {
+            var order: [String] = []
+            if !descriptor.sortBy.isEmpty {
+                guard let keys = try compiler.sortKeys(descriptor.sortBy),
+                      keys.allSatisfy({ PostgresValues.isScalar(entity.attributes[$0.slot].type) })
+                else { throw DataStoreError.preferInMemorySort }
+                for key in keys {
+                    let attribute = entity.attributes[key.slot]
+                    let collation = attribute.type == .string ? " COLLATE \"C\"" : ""
+                    // nil sorts first, as the engine's order puts it.
+                    order.append("\(quoted(attribute.name))\(collation) \(key.reverse ? "DESC NULLS LAST" : "ASC NULLS FIRST")")
+                }
+            }
+            // Ties in insertion order, as the engine's stable sort leaves them.
+            order.append("\"_id\"")
+            sql += " ORDER BY " + order.joined(separator: ", ")
+            if let limit = descriptor.fetchLimit, limit > 0 { sql += " LIMIT \(limit)" }
+            if let offset = descriptor.fetchOffset, offset > 0 { sql += " OFFSET \(offset)" }
+        }
+        return (sql, predicate.binds, entity)
+    }
+
+    /// - Complexity: one statement; the server's plan (unique and ordered indexes
+    ///   serve lookups, ranges and sorts).
+    public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+        let (sql, binds, entity) = try statement(request.descriptor, columns: selectList)
+        let rows = try run(sql, binds).rows
+        let snapshots = try rows.map { try snapshot($0, of: entity, state: request.editingState) }
+        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
+    }
+
+    public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
+        let (sql, binds, _) = try statement(request.descriptor, columns: { _ in "count(*)" }, window: false)
+        guard let row = try run(sql, binds).rows.first else { return 0 }
+        let total = Int(try row.makeRandomAccess()[0].decode(Int64.self))
+        let range = (request.descriptor.fetchOffset ?? 0, request.descriptor.fetchLimit ?? 0)
+        let afterOffset = Swift.max(0, total - Swift.max(0, range.0))
+        return range.1 > 0 ? Swift.min(afterOffset, range.1) : afterOffset
+    }
+
+    public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
+        let (sql, binds, entity) = try statement(request.descriptor, columns: { _ in "\"_id\"" })
+        return try run(sql, binds).rows.map { try persistentIdentifier(entity.name, try $0.makeRandomAccess()[0].decode(Int64.self)) }
+    }
+
+    // MARK: Saving
+
+    /// Writes the request in one transaction (see the type's documentation).
+    public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        try run("BEGIN")
+        do {
+            let result = try write(request)
+            try run("COMMIT")
+            return result
+        } catch {
+            _ = try? run("ROLLBACK")
+            // The versions noted during the failed transaction are not the database's.
+            versions[request.editingState.id] = nil
+            throw error
+        }
+    }
+
+    private func entity(of id: PersistentIdentifier) throws -> EntityDescription {
+        guard let index = compiler.schema.entityIndex(named: id.entityName) else {
+            throw SwiftDataError.unknownModelType
+        }
+        return entities[index]
+    }
+
+    /// The row key of a stored model's identifier.
+    private func rowKey(_ id: PersistentIdentifier) throws -> Int64 {
+        guard id.storeIdentifier == identifier, let key = id.integerPrimaryKey else {
+            throw PostgresStoreError.server("\(id) is not an identifier of this store")
+        }
+        return key
+    }
+
+    private func write(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        let state = request.editingState.id
+        var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+        var upserted: [(PersistentIdentifier, EntityDescription, Int64)] = []
+        // Attributes first: inserted snapshots may name each other in relationships.
+        for snapshot in request.inserted {
+            let entity = try entity(of: snapshot.persistentIdentifier)
+            var binds = PostgresBindings()
+            var columns: [String] = []
+            var placeholders: [String] = []
+            for attribute in entity.attributes {
+                guard case let .value(value)? = snapshot.entries[attribute.name] else { continue }
+                try PostgresValues.append(value, to: &binds)
+                columns.append(quoted(attribute.name))
+                placeholders.append("$\(columns.count)")
+            }
+            let table = quoted(entity.name)
+            var sql = columns.isEmpty
+                ? "INSERT INTO \(table) DEFAULT VALUES"
+                : "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders.joined(separator: ", ")))"
+            if let key = entity.uniqueness.first {
+                let updates = columns.map { "\($0) = EXCLUDED.\($0)" } + ["\"_version\" = \(table).\"_version\" + 1"]
+                sql += " ON CONFLICT (\(key.map { quoted(entity.attributes[$0].name) }.joined(separator: ", "))) DO UPDATE SET "
+                    + updates.joined(separator: ", ")
+            }
+            sql += " RETURNING \"_id\", \"_version\", (xmax <> 0) AS upserted"
+            guard let row = try run(sql, binds).rows.first else { throw PostgresStoreError.server("an insert returned no row") }
+            let cells = row.makeRandomAccess()
+            let id = try cells[0].decode(Int64.self)
+            versions[state, default: [:]][RowName(table: entity.name, id: id)] = try cells[1].decode(Int64.self)
+            let permanent = try persistentIdentifier(entity.name, id)
+            remapped[snapshot.persistentIdentifier] = permanent
+            if try cells[2].decode(Bool.self) { upserted.append((snapshot.persistentIdentifier, entity, id)) }
+        }
+        let upsertedKeys = Set(upserted.map(\.2))
+        // Relationships of inserts, now that every identifier is known.
+        for snapshot in request.inserted {
+            let entity = try entity(of: snapshot.persistentIdentifier)
+            let id = try rowKey(remapped[snapshot.persistentIdentifier]!)
+            // An upsert keeps the stored relationships the new model left empty.
+            try update(
+                entity, id: id, snapshot: snapshot, remapped: remapped, attributes: false, skipEmpty: upsertedKeys.contains(id),
+                expecting: nil, state: state)
+        }
+        for snapshot in request.updated {
+            let entity = try entity(of: snapshot.persistentIdentifier)
+            let id = try rowKey(snapshot.persistentIdentifier)
+            try update(
+                entity, id: id, snapshot: snapshot, remapped: remapped, attributes: true, skipEmpty: false,
+                expecting: versions[state]?[RowName(table: entity.name, id: id)], state: state)
+        }
+        for snapshot in request.deleted {
+            let entity = try entity(of: snapshot.persistentIdentifier)
+            let id = try rowKey(snapshot.persistentIdentifier)
+            var binds = PostgresBindings()
+            binds.append(id)
+            var sql = "DELETE FROM \(quoted(entity.name)) WHERE \"_id\" = $1"
+            let row = RowName(table: entity.name, id: id)
+            if let version = versions[state]?[row] {
+                binds.append(version)
+                sql += " AND \"_version\" = $2"
+            }
+            let deleted = try run(sql, binds).metadata.rows ?? 0
+            if deleted == 0, versions[state]?[row] != nil {
+                // Gone already is what was asked; changed since is a conflict.
+                var probe = PostgresBindings()
+                probe.append(id)
+                if try !run("SELECT 1 FROM \(quoted(entity.name)) WHERE \"_id\" = $1", probe).rows.isEmpty {
+                    throw PostgresStoreError.conflict(snapshot.persistentIdentifier)
+                }
+            }
+            versions[state]?[row] = nil
+        }
+        // Upserted rows merged values: the context's models take the stored ones.
+        var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
+        for (temporary, entity, id) in upserted {
+            var binds = PostgresBindings()
+            binds.append(id)
+            guard let row = try run("SELECT \(selectList(entity)) FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).rows.first else { continue }
+            reregister[temporary] = try snapshot(row, of: entity, state: request.editingState)
+        }
+        return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: remapped, snapshotsToReregister: reregister)
+    }
+
+    /// Writes a snapshot's attributes (when `attributes`) and relationships to row `id`,
+    /// checking its version when `expecting` is set.
+    private func update(
+        _ entity: EntityDescription, id: Int64, snapshot: DefaultSnapshot, remapped: [PersistentIdentifier: PersistentIdentifier],
+        attributes: Bool, skipEmpty: Bool, expecting version: Int64?, state: UUID
+    ) throws {
+        var binds = PostgresBindings()
+        var assignments: [String] = []
+        func assign(_ column: String, _ value: Value) throws {
+            try PostgresValues.append(value, to: &binds)
+            assignments.append("\(quoted(column)) = $\(assignments.count + 1)")
+        }
+        if attributes {
+            for attribute in entity.attributes {
+                guard case let .value(value)? = snapshot.entries[attribute.name] else { continue }
+                try assign(attribute.name, value)
+            }
+        }
+        for relationship in entity.relationships {
+            let ids: [PersistentIdentifier]
+            switch snapshot.entries[relationship.name] {
+            case let .toOne(id)?: ids = id.map { [$0] } ?? []
+            case let .toMany(list)?: ids = list
+            default: continue
+            }
+            if skipEmpty, ids.isEmpty { continue }
+            let keys = try ids.map { try rowKey(remapped[$0] ?? $0) }
+            try assign(relationship.name, relationship.isToMany ? .references(keys.map(RowID.init)) : keys.first.map { .reference(RowID($0)) } ?? .null)
+        }
+        guard !assignments.isEmpty else { return }
+        binds.append(id)
+        var sql = "UPDATE \(quoted(entity.name)) SET \(assignments.joined(separator: ", ")), \"_version\" = \"_version\" + 1 WHERE \"_id\" = $\(assignments.count + 1)"
+        if let version {
+            binds.append(version)
+            sql += " AND \"_version\" = $\(assignments.count + 2)"
+        }
+        sql += " RETURNING \"_version\""
+        guard let row = try run(sql, binds).rows.first else {
+            // Deleted or changed by another writer since this context read it.
+            throw PostgresStoreError.conflict(snapshot.persistentIdentifier)
+        }
+        versions[state, default: [:]][RowName(table: entity.name, id: id)] = try row.makeRandomAccess()[0].decode(Int64.self)
+    }
+
+    // MARK: Contexts and erasing
+
+    public func initializeState(for editingState: EditingState) {}
+
+    /// The versions the context read go with it.
+    public func invalidateState(for editingState: EditingState) {
+        versions[editingState.id] = nil
+    }
+
+    /// Removes every model (the tables stay, emptied; identifiers are not reused).
+    public func erase() throws {
+        guard !entities.isEmpty else { return }
+        try run("TRUNCATE " + entities.map { quoted($0.name) }.joined(separator: ", "))
+        versions = [:]
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import OpenSwiftData
+
+/// Where a `PostgresStore` keeps its models: a PostgreSQL database.
+///
+/// ```swift
+/// let container = try ModelContainer(
+///     for: Trip.self, configurations: try PostgresStoreConfiguration(url: "postgres://app@db:5432/trips"))
+/// ```
+/// Connections are plain TCP without TLS (a database on a private network or
+/// loopback); authentication is by password or trust.
+public struct PostgresStoreConfiguration: DataStoreConfiguration, Sendable {
+    public typealias Store = PostgresStore
+
+    public var name: String
+    public var schema: Schema?
+    public var host: String
+    public var port: Int
+    public var username: String
+    public var password: String?
+    public var database: String
+
+    public init(
+        name: String = "default", schema: Schema? = nil, host: String = "127.0.0.1", port: Int = 5432, username: String,
+        password: String? = nil, database: String
+    ) {
+        self.name = name
+        self.schema = schema
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.database = database
+    }
+
+    /// A configuration from a URL: `postgres://user[:password]@host[:port]/database`.
+    /// - Throws: `PostgresStoreError.invalidURL` for anything else.
+    public init(name: String = "default", schema: Schema? = nil, url: String) throws {
+        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
+              let host = components.host, !host.isEmpty, let user = components.user, !user.isEmpty
+        else { throw PostgresStoreError.invalidURL(url) }
+        let database = String(components.path.drop { $0 == "/" })
+        self.init(
+            name: name, schema: schema, host: host, port: components.port ?? 5432, username: user,
+            password: components.password, database: database.isEmpty ? user : database)
+    }
+
+    public func validate() throws {
+        guard !host.isEmpty, (1...65535).contains(port), !username.isEmpty, !database.isEmpty else {
+            throw PostgresStoreError.invalidURL("postgres://\(username)@\(host):\(port)/\(database)")
+        }
+    }
+
+    /// Two configurations are the same store when they name the same database.
+    public static func == (lhs: PostgresStoreConfiguration, rhs: PostgresStoreConfiguration) -> Bool {
+        lhs.name == rhs.name && lhs.host == rhs.host && lhs.port == rhs.port && lhs.username == rhs.username
+            && lhs.database == rhs.database
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(host)
+        hasher.combine(port)
+        hasher.combine(database)
+    }
+}
+
+/// What `PostgresStore` reports beyond SwiftData's errors.
+public enum PostgresStoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The configuration's URL is not `postgres://user@host:port/database`.
+    case invalidURL(String)
+    /// The configuration has no schema (a container gives it one).
+    case missingSchema
+    /// The server could not be reached or refused the connection.
+    case connection(String)
+    /// The server refused a statement.
+    case server(String)
+    /// Another writer saved this model since the context read it: the save changed
+    /// nothing; fetch again and repeat the change.
+    case conflict(PersistentIdentifier)
+
+    public var description: String {
+        switch self {
+        case let .invalidURL(url): "not a PostgreSQL URL: \(url)"
+        case .missingSchema: "the configuration has no schema"
+        case let .connection(message): "cannot connect: \(message)"
+        case let .server(message): "the server refused: \(message)"
+        case let .conflict(id): "\(id) was saved by another writer since it was read"
+        }
+    }
+}

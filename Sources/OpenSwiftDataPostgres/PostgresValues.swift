@@ -1,0 +1,108 @@
+import Foundation
+import NIOCore
+@_spi(DataStores) import OpenSwiftData
+import OpenSwiftDataStore
+import PostgresNIO
+
+/// How engine values are kept in PostgreSQL columns, and read back.
+///
+/// Dates are `double precision` seconds since 2001 (Foundation's reference date),
+/// exactly as Swift holds them: `timestamptz` keeps microseconds and would change a
+/// date on the way back. Collections, dictionaries and `Codable` composites are
+/// `text` holding their self-describing JSON (`TaggedValue`), read back without the
+/// schema; predicates on them are evaluated by the context.
+enum PostgresValues {
+    /// The column type of an attribute of `type`.
+    static func columnType(_ type: ValueType) -> String {
+        switch type {
+        case .bool: "boolean"
+        case .int: "bigint"
+        case .uint: "numeric(20)"
+        case .float, .double, .date: "double precision"
+        case .string, .url: "text"
+        case .data: "bytea"
+        case .uuid: "uuid"
+        case .decimal: "numeric"
+        case .array, .set, .dictionary, .codable: "text"
+        }
+    }
+
+    /// Whether a column of `type` holds the value itself (SQL can compare and sort it).
+    static func isScalar(_ type: ValueType) -> Bool {
+        switch type {
+        case .array, .set, .dictionary, .codable: false
+        default: true
+        }
+    }
+
+    /// Appends `value` to `binds` in its column form.
+    static func append(_ value: Value, to binds: inout PostgresBindings) throws {
+        switch value {
+        case .null: binds.appendNull()
+        case let .bool(v): binds.append(v)
+        case let .int(v): binds.append(v)
+        case let .uint(v): try binds.append(Decimal(v))
+        case let .double(v): binds.append(v)
+        case let .string(v): binds.append(v)
+        case let .date(v): binds.append(v.timeIntervalSinceReferenceDate)
+        case let .data(v): binds.append(ByteBuffer(bytes: v))
+        case let .uuid(v): binds.append(v)
+        case let .url(v): binds.append(v.absoluteString)
+        case let .decimal(v): try binds.append(v)
+        case .array, .dictionary, .codable:
+            binds.append(String(decoding: try JSONEncoder().encode(TaggedValue(value: value)), as: UTF8.self))
+        case let .reference(id): binds.append(id.rawValue)
+        case let .references(ids): binds.append(ids.map(\.rawValue))
+        }
+    }
+
+    /// A list of values of one kind as one array parameter (`= ANY($n)`), or nil when
+    /// the kinds differ or have no array form.
+    static func appendList(_ values: [Value], to binds: inout PostgresBindings) -> Bool {
+        var ints: [Int64] = [], doubles: [Double] = [], strings: [String] = [], uuids: [UUID] = []
+        for value in values {
+            switch value {
+            case let .int(v): ints.append(v)
+            case let .reference(id): ints.append(id.rawValue)
+            case let .double(v): doubles.append(v)
+            case let .date(v): doubles.append(v.timeIntervalSinceReferenceDate)
+            case let .string(v): strings.append(v)
+            case let .uuid(v): uuids.append(v)
+            default: return false
+            }
+        }
+        let kinds = [ints.isEmpty, doubles.isEmpty, strings.isEmpty, uuids.isEmpty].filter { !$0 }.count
+        guard kinds == 1 else { return false }
+        if !ints.isEmpty { binds.append(ints) }
+        if !doubles.isEmpty { binds.append(doubles) }
+        if !strings.isEmpty { binds.append(strings) }
+        if !uuids.isEmpty { binds.append(uuids) }
+        return true
+    }
+
+    /// The value a column of an attribute of `type` holds.
+    static func value(_ cell: PostgresCell, as type: ValueType) throws -> Value {
+        switch type {
+        case .bool: return try cell.decode(Bool?.self).map(Value.bool) ?? .null
+        case .int: return try cell.decode(Int64?.self).map(Value.int) ?? .null
+        case .uint:
+            guard let decimal = try cell.decode(Decimal?.self) else { return .null }
+            return .uint(UInt64((decimal as NSDecimalNumber).stringValue) ?? 0)
+        case .float, .double: return try cell.decode(Double?.self).map(Value.double) ?? .null
+        case .date: return try cell.decode(Double?.self).map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null
+        case .string: return try cell.decode(String?.self).map(Value.string) ?? .null
+        case .url: return try cell.decode(String?.self).flatMap(URL.init(string:)).map(Value.url) ?? .null
+        case .data: return try cell.decode(ByteBuffer?.self).map { .data(Data($0.readableBytesView)) } ?? .null
+        case .uuid: return try cell.decode(UUID?.self).map(Value.uuid) ?? .null
+        case .decimal: return try cell.decode(Decimal?.self).map(Value.decimal) ?? .null
+        case .array, .set, .dictionary, .codable:
+            guard let text = try cell.decode(String?.self) else { return .null }
+            return try JSONDecoder().decode(TaggedValue.self, from: Data(text.utf8)).value
+        }
+    }
+}
+
+/// `name` as a quoted SQL identifier.
+func quoted(_ name: String) -> String {
+    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}

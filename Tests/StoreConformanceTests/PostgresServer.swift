@@ -1,0 +1,73 @@
+import Foundation
+
+/// The PostgreSQL server the PostgresStore cases run against: started once per test
+/// process by `Scripts/postgres-test-server.sh` from the system's packages (or named
+/// by `OSD_POSTGRES_URL`), stopped when the process exits. Without server binaries
+/// the PostgresStore cases are skipped, and `StoreKindTests` says so.
+enum PostgresServer {
+    struct Running: Sendable {
+        let url: String
+        let folder: String?
+    }
+
+    /// The server, or why there is none.
+    static let shared: Result<Running, Failure> = start()
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static var url: String? { try? shared.get().url }
+
+    private static let script = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Scripts/postgres-test-server.sh").path
+
+    private static func start() -> Result<Running, Failure> {
+        if let url = ProcessInfo.processInfo.environment["OSD_POSTGRES_URL"], !url.isEmpty {
+            return .success(Running(url: url, folder: nil))
+        }
+        let (status, output) = shell(["bash", script, "start"])
+        guard status == 0 else {
+            return .failure(Failure(description: "no PostgreSQL server (\(output.trimmingCharacters(in: .whitespacesAndNewlines)))"))
+        }
+        let parts = output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map(String.init)
+        guard parts.count == 2 else { return .failure(Failure(description: "unexpected output of the server script: \(output)")) }
+        stopFolder = parts[1]
+        atexit {
+            if let folder = PostgresServer.stopFolder { _ = PostgresServer.shell(["bash", PostgresServer.script, "stop", folder]) }
+        }
+        return .success(Running(url: parts[0], folder: parts[1]))
+    }
+
+    nonisolated(unsafe) private static var stopFolder: String?
+
+    /// A new, empty database on the server, for one test: its URL.
+    static func makeDatabase() throws -> String {
+        let base = try shared.get().url
+        let name = "osd_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let psql = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql"))?.sorted().last
+            .map { "/usr/lib/postgresql/\($0)/bin/psql" } ?? "psql"
+        let (status, output) = shell([psql, base, "-v", "ON_ERROR_STOP=1", "-q", "-c", "CREATE DATABASE \(name)"])
+        guard status == 0 else { throw Failure(description: "CREATE DATABASE failed: \(output)") }
+        guard let slash = base.lastIndex(of: "/") else { throw Failure(description: "unexpected URL \(base)") }
+        return base[..<slash] + "/" + name
+    }
+
+    static func shell(_ arguments: [String]) -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        do {
+            try process.run()
+        } catch {
+            return (-1, "\(error)")
+        }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+}

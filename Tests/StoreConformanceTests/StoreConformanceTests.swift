@@ -1,0 +1,252 @@
+import Foundation
+import SwiftData
+import Testing
+
+/// The core API's conformance suite: every test runs over each available store kind
+/// (the embedded document store, and PostgresStore when a server runs), through the
+/// public API, as an app would use it.
+@Suite struct StoreConformanceTests {
+    static let start = Date(timeIntervalSinceReferenceDate: 790_000_000.125)
+
+    /// Plain values of one voyage, to compute what fetches must return.
+    struct Row {
+        let code: String, destination: String, startDate: Date, price: Double, seats: Int, isFavorite: Bool, note: String?
+    }
+
+    static let rows: [Row] = (0..<40).map { i in
+        Row(
+            code: String(format: "V%03d", (i * 7) % 40), destination: ["Lisbon", "Porto", "Faro", "Évora", "Braga"][i % 5],
+            startDate: start.addingTimeInterval(Double((i * 13) % 40) * 3_600.5), price: Double((i * 37) % 17) * 12.5,
+            seats: (i * 3) % 11, isFavorite: i % 3 == 0, note: i % 4 == 0 ? nil : "note \(i % 6)")
+    }
+
+    private func seed(_ context: ModelContext) throws {
+        for row in Self.rows {
+            let voyage = Voyage(
+                code: row.code, destination: row.destination, startDate: row.startDate, price: row.price, seats: row.seats,
+                isFavorite: row.isFavorite)
+            voyage.note = row.note
+            voyage.tags = [row.destination.lowercased(), "seats\(row.seats)"]
+            context.insert(voyage)
+            voyage.legs = (0..<(row.seats % 3)).map { Leg(title: "\(row.code) leg \($0)", order: $0) }
+        }
+        try context.save()
+    }
+
+    @Test(arguments: StoreKind.available)
+    func savesAndReopens(_ kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let id: PersistentIdentifier
+        do {
+            let context = ModelContext(try location.container(Voyage.self, Leg.self, Traveller.self))
+            let voyage = Voyage(code: "LIS", destination: "Lisbon", startDate: Self.start, price: 420.5, seats: 3, isFavorite: true)
+            voyage.note = "tiles"
+            voyage.tags = ["food", "tiles"]
+            context.insert(voyage)
+            voyage.legs = [Leg(title: "Alfama", order: 0), Leg(title: "Belém", order: 1)]
+            let ana = Traveller(name: "Ana"), rui = Traveller(name: "Rui")
+            voyage.travellers = [ana, rui]
+            try context.save()
+            id = voyage.persistentModelID
+            #expect(!id.isTemporary)
+            #expect(ana.voyages.map(\.code) == ["LIS"])
+        }
+        let context = ModelContext(try location.container(Voyage.self, Leg.self, Traveller.self))
+        let voyage = try #require(context.model(for: id) as? Voyage)
+        #expect(voyage.code == "LIS")
+        #expect(voyage.destination == "Lisbon")
+        #expect(voyage.startDate == Self.start)
+        #expect(voyage.price == 420.5)
+        #expect(voyage.seats == 3)
+        #expect(voyage.isFavorite)
+        #expect(voyage.note == "tiles")
+        #expect(voyage.tags == ["food", "tiles"])
+        #expect(voyage.legs.sorted { $0.order < $1.order }.map(\.title) == ["Alfama", "Belém"])
+        #expect(voyage.legs.allSatisfy { $0.voyage === voyage })
+        #expect(Set(voyage.travellers.map(\.name)) == ["Ana", "Rui"])
+        #expect(voyage.travellers.allSatisfy { $0.voyages.first === voyage })
+        #expect(try context.fetchCount(FetchDescriptor<Leg>()) == 2)
+    }
+
+    @Test(arguments: StoreKind.available)
+    func predicatesSortsAndWindows(_ kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        try seed(ModelContext(try location.container(Voyage.self, Leg.self, Traveller.self)))
+        let context = ModelContext(try location.container(Voyage.self, Leg.self, Traveller.self))
+        let rows = Self.rows
+        let day = Self.start.addingTimeInterval(10 * 3_600.5)
+
+        func check(
+            _ predicate: Predicate<Voyage>, _ expected: (Row) -> Bool, sourceLocation: SourceLocation = #_sourceLocation
+        ) throws {
+            let want = rows.filter(expected).map(\.code).sorted()
+            let got = try context.fetch(FetchDescriptor(predicate: predicate, sortBy: [SortDescriptor(\.code)])).map(\.code)
+            #expect(got == want, sourceLocation: sourceLocation)
+            #expect(try context.fetchCount(FetchDescriptor(predicate: predicate)) == want.count, sourceLocation: sourceLocation)
+        }
+
+        try check(#Predicate { $0.code == "V007" }, { $0.code == "V007" })
+        try check(#Predicate { $0.destination == "Porto" && $0.price >= 50 }, { $0.destination == "Porto" && $0.price >= 50 })
+        try check(#Predicate { $0.price > 100 || $0.seats < 2 }, { $0.price > 100 || $0.seats < 2 })
+        try check(#Predicate { !($0.destination == "Faro") }, { $0.destination != "Faro" })
+        try check(#Predicate { $0.destination != "Faro" && $0.isFavorite }, { $0.destination != "Faro" && $0.isFavorite })
+        try check(#Predicate { $0.startDate < day }, { $0.startDate < day })
+        try check(#Predicate { $0.note == nil }, { $0.note == nil })
+        try check(#Predicate { $0.note != nil && $0.note != "note 1" }, { $0.note != nil && $0.note != "note 1" })
+        try check(#Predicate { !($0.note == "note 2") }, { $0.note != "note 2" })
+        let wanted = ["Lisbon", "Évora"]
+        try check(#Predicate { wanted.contains($0.destination) }, { wanted.contains($0.destination) })
+        try check(#Predicate { $0.destination.contains("or") }, { $0.destination.contains("or") })
+        try check(#Predicate { $0.destination.starts(with: "F") }, { $0.destination.hasPrefix("F") })
+        try check(#Predicate { (10...20).contains($0.seats) || (3..<5).contains($0.seats) }, { (10...20).contains($0.seats) || (3..<5).contains($0.seats) })
+        // Evaluated by the context where SQL cannot say it: a collection, case folding, arithmetic.
+        try check(#Predicate { $0.tags.contains("faro") }, { $0.destination == "Faro" })
+        try check(#Predicate { $0.destination.localizedStandardContains("ISB") }, { $0.destination.localizedStandardContains("ISB") })
+        try check(#Predicate { $0.price * 2 > 300 }, { $0.price * 2 > 300 })
+
+        // Sorts with ties (ties in insertion order), windows, identifiers.
+        let sorted = rows.enumerated().sorted { a, b in
+            (a.element.destination.unicodeScalars.lexicographicallyPrecedes(b.element.destination.unicodeScalars))
+                || (a.element.destination == b.element.destination && (a.element.price > b.element.price
+                    || (a.element.price == b.element.price && a.offset < b.offset)))
+        }.map(\.element.code)
+        var descriptor = FetchDescriptor<Voyage>(sortBy: [SortDescriptor(\.destination), SortDescriptor(\.price, order: .reverse)])
+        #expect(try context.fetch(descriptor).map(\.code) == sorted)
+        descriptor.fetchOffset = 5
+        descriptor.fetchLimit = 7
+        #expect(try context.fetch(descriptor).map(\.code) == Array(sorted[5..<12]))
+        #expect(try context.fetchCount(descriptor) == 7)
+        let ids = try context.fetchIdentifiers(descriptor)
+        #expect(ids.compactMap { (context.model(for: $0) as? Voyage)?.code } == Array(sorted[5..<12]))
+        let some = Array(ids.prefix(3))
+        let byID = try context.fetch(FetchDescriptor<Voyage>(predicate: #Predicate { some.contains($0.persistentModelID) }))
+        #expect(Set(byID.map(\.persistentModelID)) == Set(some))
+        // A predicate through a relationship.
+        let legs = try context.fetch(FetchDescriptor<Leg>(predicate: #Predicate { $0.voyage?.destination == "Braga" }))
+        #expect(legs.count == rows.filter { $0.destination == "Braga" }.map { $0.seats % 3 }.reduce(0, +))
+    }
+
+    @Test(arguments: StoreKind.available)
+    func uniqueKeysUpdateTheStoredModel(_ kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let container = try location.container(Voyage.self, Leg.self, Traveller.self)
+        let context = ModelContext(container)
+        let first = Voyage(code: "X1", destination: "Lisbon", startDate: Self.start, price: 1, seats: 1)
+        context.insert(first)
+        first.legs = [Leg(title: "kept", order: 0)]
+        try context.save()
+        let again = Voyage(code: "X1", destination: "Porto", startDate: Self.start, price: 2, seats: 2)
+        context.insert(again)
+        try context.save()
+        #expect(again.persistentModelID == first.persistentModelID)
+        let fresh = ModelContext(container)
+        let stored = try fresh.fetch(FetchDescriptor<Voyage>())
+        #expect(stored.count == 1)
+        #expect(stored.first?.destination == "Porto")
+        #expect(stored.first?.price == 2)
+        // The upsert kept the relationship the new model left empty.
+        #expect(stored.first?.legs.map(\.title) == ["kept"])
+    }
+
+    @Test(arguments: StoreKind.available)
+    func deleteRulesApply(_ kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let container = try location.container(Voyage.self, Leg.self, Traveller.self)
+        let context = ModelContext(container)
+        try seed(context)
+        let ana = Traveller(name: "Ana")
+        context.insert(ana)
+        let voyages = try context.fetch(FetchDescriptor<Voyage>(sortBy: [SortDescriptor(\.code)]))
+        ana.voyages = Array(voyages.prefix(3))
+        try context.save()
+        let doomed = voyages[0]
+        let legCount = doomed.legs.count
+        let before = try context.fetchCount(FetchDescriptor<Leg>())
+        context.delete(doomed)
+        try context.save()
+
+        let fresh = ModelContext(container)
+        #expect(try fresh.fetchCount(FetchDescriptor<Voyage>()) == 39)
+        #expect(try fresh.fetchCount(FetchDescriptor<Leg>()) == before - legCount)
+        let traveller = try #require(try fresh.fetch(FetchDescriptor<Traveller>()).first)
+        #expect(traveller.voyages.map(\.code).sorted() == voyages[1...2].map(\.code))
+        // Deleting by predicate runs the rules too.
+        try fresh.delete(model: Voyage.self, where: #Predicate { $0.destination == "Lisbon" })
+        try fresh.save()
+        // (A context that ends takes its models' relationships with it: keep it.)
+        let after = ModelContext(container)
+        #expect(try after.fetchCount(FetchDescriptor<Voyage>(predicate: #Predicate { $0.destination == "Lisbon" })) == 0)
+        #expect(try after.fetch(FetchDescriptor<Leg>()).allSatisfy { $0.voyage != nil })
+    }
+
+    @Test(arguments: StoreKind.available)
+    func unsavedChangesTakePart(_ kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let container = try location.container(Voyage.self, Leg.self, Traveller.self)
+        try seed(ModelContext(container))
+        let context = ModelContext(container)
+        let porto = #Predicate<Voyage> { $0.destination == "Porto" }
+        let stored = try context.fetch(FetchDescriptor(predicate: porto, sortBy: [SortDescriptor(\.code)]))
+        context.insert(Voyage(code: "NEW", destination: "Porto", startDate: Self.start, price: 1, seats: 1))
+        context.delete(stored[0])
+        stored[1].destination = "Faro"
+        var descriptor = FetchDescriptor(predicate: porto, sortBy: [SortDescriptor(\.code)])
+        descriptor.fetchLimit = 3
+        let expected = Array((stored.dropFirst(2).map(\.code) + ["NEW"]).sorted().prefix(3))
+        #expect(try context.fetch(descriptor).map(\.code) == expected)
+        #expect(try context.fetchCount(FetchDescriptor(predicate: porto)) == stored.count - 2 + 1)
+        context.rollback()
+        #expect(try context.fetch(FetchDescriptor(predicate: porto)).count == stored.count)
+        #expect(stored[1].destination == "Porto")
+    }
+
+    @Test(arguments: StoreKind.available)
+    func contextsOfOneContainerSeeEachOthersSaves(_ kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let container = try location.container(Voyage.self, Leg.self, Traveller.self)
+        let writer = ModelContext(container)
+        try seed(writer)
+        let reader = ModelContext(container)
+        let seen = try #require(try reader.fetch(FetchDescriptor<Voyage>(predicate: #Predicate { $0.code == "V010" })).first)
+        let mine = try #require(try writer.fetch(FetchDescriptor<Voyage>(predicate: #Predicate { $0.code == "V010" })).first)
+        mine.price = 999
+        mine.legs.append(Leg(title: "extra", order: 9))
+        try writer.save()
+        let reread = try #require(try reader.fetch(FetchDescriptor<Voyage>(predicate: #Predicate { $0.price == 999 })).first)
+        #expect(reread === seen)
+        #expect(reread.price == 999)
+        #expect(reread.legs.contains { $0.title == "extra" })
+    }
+
+    @Test(arguments: StoreKind.available)
+    func modelActorsWorkOverTheStore(_ kind: StoreKind) async throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let container = try location.container(Voyage.self, Leg.self, Traveller.self)
+        let importer = VoyageImporter(modelContainer: container)
+        try await importer.importVoyages(count: 25)
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Voyage>()) == 25)
+        #expect(try await importer.totalSeats() == (0..<25).reduce(0) { $0 + $1 % 7 })
+    }
+}
+
+@ModelActor
+actor VoyageImporter {
+    func importVoyages(count: Int) throws {
+        for i in 0..<count {
+            modelContext.insert(Voyage(
+                code: "A\(i)", destination: "Sintra", startDate: StoreConformanceTests.start, price: Double(i), seats: i % 7))
+        }
+        try modelContext.save()
+    }
+
+    func totalSeats() throws -> Int {
+        try modelContext.fetch(FetchDescriptor<Voyage>()).reduce(0) { $0 + $1.seats }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import OpenSwiftDataPostgres
+import SwiftData
+import Testing
+
+/// The stores the conformance suite runs over: each test takes every available kind
+/// as an argument, so one suite runs over the embedded store and over PostgreSQL.
+enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case embedded
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    /// The kinds this machine can run: PostgreSQL when a server started.
+    static var available: [StoreKind] {
+        PostgresServer.url == nil ? [.embedded] : [.embedded, .postgres]
+    }
+
+    /// A new, empty place to keep models, which `container(_:)` opens as often as asked.
+    func makeLocation() throws -> StoreLocation {
+        switch self {
+        case .embedded:
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("osd-conformance-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            return StoreLocation(kind: self, address: folder.appendingPathComponent("models.store").path)
+        case .postgres:
+            return StoreLocation(kind: self, address: try PostgresServer.makeDatabase())
+        }
+    }
+}
+
+/// A document file or a database: where one test keeps its models.
+struct StoreLocation {
+    let kind: StoreKind
+    let address: String
+
+    /// A container over the location, as an app would open it.
+    func container(_ types: any PersistentModel.Type...) throws -> ModelContainer {
+        let schema = Schema(types)
+        switch kind {
+        case .embedded:
+            return try ModelContainer(for: schema, configurations: [ModelConfiguration(url: URL(fileURLWithPath: address))])
+        case .postgres:
+            return try ModelContainer(for: schema, configurations: [try PostgresStoreConfiguration(url: address)])
+        }
+    }
+
+    func remove() {
+        if kind == .embedded { try? FileManager.default.removeItem(at: URL(fileURLWithPath: address).deletingLastPathComponent()) }
+    }
+}
+
+/// Says whether the PostgresStore cases ran, so a machine without a server shows a
+/// skipped test with the reason rather than a suite that quietly ran less.
+@Suite struct StoreKindTests {
+    @Test(.enabled(if: PostgresServer.url != nil, "no PostgreSQL server: the PostgresStore cases of StoreConformanceTests are skipped (install Debian's postgresql, or set OSD_POSTGRES_URL)"))
+    func postgresCasesRun() throws {
+        let url = try #require(PostgresServer.url)
+        #expect(url.hasPrefix("postgres://"))
+        #expect(StoreKind.available.contains(.postgres))
+    }
+}
