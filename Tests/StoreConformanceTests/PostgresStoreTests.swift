@@ -1,0 +1,123 @@
+import Foundation
+import OpenSwiftDataPostgres
+import SwiftData
+import Testing
+
+/// What only PostgresStore does: several processes (here, containers) on one
+/// database, optimistic concurrency, SQL translation and its limits, configuration.
+@Suite(.enabled(if: PostgresServer.url != nil, "no PostgreSQL server: PostgresStore's own tests are skipped"))
+struct PostgresStoreTests {
+    private let schema = Schema([Voyage.self, Leg.self, Traveller.self])
+
+    private func voyage(_ code: String, price: Double = 10) -> Voyage {
+        Voyage(code: code, destination: "Lisbon", startDate: StoreConformanceTests.start, price: price, seats: 2)
+    }
+
+    @Test func twoServersOnOneDatabaseLoseNoUpdate() throws {
+        let url = try PostgresServer.makeDatabase()
+        // Two containers stand for two server processes.
+        let one = try ModelContainer(for: schema, configurations: [try PostgresStoreConfiguration(url: url)])
+        let two = try ModelContainer(for: schema, configurations: [try PostgresStoreConfiguration(url: url)])
+        let a = ModelContext(one)
+        a.insert(voyage("SHARED"))
+        try a.save()
+        let b = ModelContext(two)
+        let theirs = try #require(try b.fetch(FetchDescriptor<Voyage>()).first)
+        #expect(theirs.persistentModelID == (try a.fetch(FetchDescriptor<Voyage>()).first?.persistentModelID))
+
+        // Both read, both change: the first save wins, the second is told and changes nothing.
+        let mine = try #require(try a.fetch(FetchDescriptor<Voyage>()).first)
+        mine.price = 11
+        theirs.seats = 9
+        try a.save()
+        #expect(throws: PostgresStoreError.self) { try b.save() }
+        // The loser reads again and repeats its change: both changes stand.
+        b.rollback()
+        let again = try #require(try b.fetch(FetchDescriptor<Voyage>()).first)
+        #expect(again.price == 11)
+        again.seats = 9
+        try b.save()
+        let check = ModelContext(one)
+        let final = try #require(try check.fetch(FetchDescriptor<Voyage>()).first)
+        #expect(final.price == 11)
+        #expect(final.seats == 9)
+    }
+
+    @Test func concurrentWritersFromManyTasksAllLand() async throws {
+        let url = try PostgresServer.makeDatabase()
+        let containers = try (0..<2).map { _ in try ModelContainer(for: schema, configurations: [try PostgresStoreConfiguration(url: url)]) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<8 {
+                let container = containers[writer % 2]
+                group.addTask {
+                    let context = ModelContext(container)
+                    for i in 0..<25 {
+                        context.insert(Voyage(
+                            code: "W\(writer)-\(i)", destination: "Porto", startDate: StoreConformanceTests.start, price: Double(i),
+                            seats: writer))
+                        try context.save()
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let context = ModelContext(containers[0])
+        #expect(try context.fetchCount(FetchDescriptor<Voyage>()) == 200)
+        #expect(try context.fetchCount(FetchDescriptor<Voyage>(predicate: #Predicate { $0.seats == 3 })) == 25)
+    }
+
+    @Test func identifiersAreTheDatabasesAcrossOpens() throws {
+        let url = try PostgresServer.makeDatabase()
+        let first = try ModelContainer(for: schema, configurations: [try PostgresStoreConfiguration(url: url)])
+        let context = ModelContext(first)
+        let model = voyage("ID")
+        context.insert(model)
+        try context.save()
+        let id = model.persistentModelID
+        let data = try JSONEncoder().encode(id)
+        let second = try ModelContainer(for: schema, configurations: [try PostgresStoreConfiguration(url: url)])
+        let decoded = try JSONDecoder().decode(PersistentIdentifier.self, from: data)
+        #expect((ModelContext(second).model(for: decoded) as? Voyage)?.code == "ID")
+        #expect(id.storeIdentifier == decoded.storeIdentifier)
+    }
+
+    @Test func theStoreTranslatesWhatSQLCanSayAndRefusesTheRest() throws {
+        var configuration = try PostgresStoreConfiguration(url: try PostgresServer.makeDatabase())
+        configuration.schema = schema
+        let store = try PostgresStore(configuration, migrationPlan: nil)
+        let state = EditingState()
+        func fetch(_ descriptor: FetchDescriptor<Voyage>) throws -> Int {
+            try store.fetch(DataStoreFetchRequest(descriptor: descriptor, editingState: state)).fetchedSnapshots.count
+        }
+        let codes = ["a", "b"]
+        // Translated: no error.
+        #expect(try fetch(FetchDescriptor(predicate: #Predicate { $0.price > 1 && ($0.note == nil || $0.seats != 2) })) == 0)
+        #expect(try fetch(FetchDescriptor(predicate: #Predicate { codes.contains($0.code) }, sortBy: [SortDescriptor(\.startDate)])) == 0)
+        #expect(try fetch(FetchDescriptor(predicate: #Predicate { $0.destination.starts(with: "L") && $0.destination.contains("is") })) == 0)
+        // Not translated: the context is asked to filter or sort.
+        #expect(throws: DataStoreError.preferInMemoryFilter) { try fetch(FetchDescriptor(predicate: #Predicate { $0.tags.contains("x") })) }
+        #expect(throws: DataStoreError.preferInMemoryFilter) {
+            try fetch(FetchDescriptor(predicate: #Predicate { $0.legs.contains { $0.order > 1 } }))
+        }
+        #expect(throws: DataStoreError.preferInMemorySort) { try fetch(FetchDescriptor(sortBy: [SortDescriptor(\.tags.count)])) }
+    }
+
+    @Test func badConfigurationsThrowTypedErrors() throws {
+        #expect(throws: PostgresStoreError.invalidURL("mysql://x@y/z")) { try PostgresStoreConfiguration(url: "mysql://x@y/z") }
+        #expect(throws: PostgresStoreError.invalidURL("postgres://host/db")) { try PostgresStoreConfiguration(url: "postgres://host/db") }
+        let parsed = try PostgresStoreConfiguration(url: "postgres://app:secret@db.example:6543/trips")
+        #expect(parsed.host == "db.example")
+        #expect(parsed.port == 6543)
+        #expect(parsed.username == "app")
+        #expect(parsed.password == "secret")
+        #expect(parsed.database == "trips")
+        // Nothing listens on port 1.
+        let nowhere = PostgresStoreConfiguration(port: 1, username: "osd", database: "postgres")
+        #expect {
+            try ModelContainer(for: schema, configurations: [nowhere])
+        } throws: { error in
+            if case .connection = error as? PostgresStoreError { return true }
+            return false
+        }
+    }
+}
