@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Installs the system packages OpenSwiftData needs (libzstd-dev for documents),
-# when they are missing. Needs root (or sudo) only the first time.
+# Installs the system packages OpenSwiftData needs, when they are missing: libzstd-dev
+# for documents, and postgresql, whose server the PostgresStore tests start on a
+# random loopback port (Scripts/postgres-test-server.sh). Needs root (or sudo) only
+# the first time.
 set -euo pipefail
-if ! dpkg -s libzstd-dev >/dev/null 2>&1; then
+missing=()
+dpkg -s libzstd-dev >/dev/null 2>&1 || missing+=(libzstd-dev)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+if [ "${#missing[@]}" -gt 0 ]; then
     SUDO=""
     [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     $SUDO apt-get update
-    $SUDO apt-get install -y libzstd-dev
+    $SUDO apt-get install -y "${missing[@]}"
 fi

@@ -121,3 +121,40 @@ struct PostgresStoreTests {
         }
     }
 }
+
+/// Moving an app's document into PostgreSQL.
+@Suite(.enabled(if: PostgresServer.url != nil, "no PostgreSQL server: the import test is skipped"))
+struct PostgresImportTests {
+    @Test func aDocumentMovesIntoPostgreSQL() throws {
+        let schema = Schema([Voyage.self, Leg.self, Traveller.self])
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("osd-import-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("app.store")
+        do {
+            let context = ModelContext(try ModelContainer(for: schema, configurations: [ModelConfiguration(url: url)]))
+            for i in 0..<5 {
+                let voyage = Voyage(code: "D\(i)", destination: "Douro", startDate: StoreConformanceTests.start, price: Double(i), seats: i)
+                context.insert(voyage)
+                voyage.legs = [Leg(title: "D\(i) quay", order: 0)]
+            }
+            let eva = Traveller(name: "Eva")
+            context.insert(eva)
+            eva.voyages = try context.fetch(FetchDescriptor<Voyage>(predicate: #Predicate { $0.seats < 2 }))
+            try context.save()
+        }
+        var target = try PostgresStoreConfiguration(url: try PostgresServer.makeDatabase())
+        target.schema = schema
+        let store = try PostgresStore(target, migrationPlan: nil)
+        let source = try DefaultStore(ModelConfiguration(schema: schema, url: url))
+        #expect(try store.importModels(from: source, types: [Voyage.self, Leg.self, Traveller.self]) == 11)
+        // Again: unique keys update, so the voyages are not doubled.
+        _ = try store.importModels(from: source, types: [Voyage.self])
+
+        let context = ModelContext(try ModelContainer(for: schema, configurations: [target]))
+        let voyages = try context.fetch(FetchDescriptor<Voyage>(sortBy: [SortDescriptor(\.code)]))
+        #expect(voyages.map(\.code) == ["D0", "D1", "D2", "D3", "D4"])
+        #expect(voyages.allSatisfy { $0.legs.map(\.title) == ["\($0.code) quay"] })
+        let eva = try #require(try context.fetch(FetchDescriptor<Traveller>()).first)
+        #expect(eva.voyages.map(\.code).sorted() == ["D0", "D1"])
+    }
+}
