@@ -1,0 +1,29 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// A Hummingbird 2 HTTP JSON API over OpenSwiftData: trips kept in the embedded
+/// document store or in PostgreSQL (`PostgresStore`), one `@ModelActor` per request.
+/// Its own package, so the library's users never resolve Hummingbird.
+let package = Package(
+    name: "TripsServer",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "OpenSwiftData", path: "../.."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "TripsServer",
+            dependencies: [
+                .product(name: "SwiftData", package: "OpenSwiftData"),
+                .product(name: "OpenSwiftDataPostgres", package: "OpenSwiftData"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

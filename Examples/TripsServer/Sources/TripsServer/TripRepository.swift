@@ -1,0 +1,123 @@
+import Foundation
+import SwiftData
+
+/// The trips of one request: an actor with its own context, as SwiftData apps use
+/// `@ModelActor` off the main actor. Each request makes one, so requests run in
+/// parallel and each sees what earlier requests saved.
+@ModelActor
+actor TripRepository {
+    /// What a search asks for.
+    struct Search: Sendable {
+        var destination: String?
+        var minimumPrice: Double?
+        var maximumPrice: Double?
+        var startsAfter: Date?
+        /// `price`, `-price`, `startDate`, `-startDate`, `name` (the default).
+        var sort = "name"
+        var limit = 50
+        var offset = 0
+    }
+
+    func trips(matching search: Search) throws -> [TripBody] {
+        let destination = search.destination
+        let low = search.minimumPrice ?? -Double.greatestFiniteMagnitude
+        let high = search.maximumPrice ?? Double.greatestFiniteMagnitude
+        let after = search.startsAfter ?? .distantPast
+        var descriptor: FetchDescriptor<Trip>
+        if let destination {
+            descriptor = FetchDescriptor(predicate: #Predicate {
+                $0.destination == destination && $0.price >= low && $0.price <= high && $0.startDate > after
+            })
+        } else {
+            descriptor = FetchDescriptor(predicate: #Predicate { $0.price >= low && $0.price <= high && $0.startDate > after })
+        }
+        descriptor.sortBy = switch search.sort {
+        case "price": [SortDescriptor(\.price), SortDescriptor(\.name)]
+        case "-price": [SortDescriptor(\.price, order: .reverse), SortDescriptor(\.name)]
+        case "startDate": [SortDescriptor(\.startDate), SortDescriptor(\.name)]
+        case "-startDate": [SortDescriptor(\.startDate, order: .reverse), SortDescriptor(\.name)]
+        default: [SortDescriptor(\.name)]
+        }
+        descriptor.fetchLimit = max(1, min(search.limit, 500))
+        descriptor.fetchOffset = max(0, search.offset)
+        return try modelContext.fetch(descriptor).map(TripBody.init)
+    }
+
+    func trip(named name: String) throws -> TripBody? {
+        try find(name).map(TripBody.init)
+    }
+
+    /// Inserts the trip, or updates the one of its name (its name is unique).
+    func save(_ body: TripBody) throws -> TripBody {
+        let trip = Trip(
+            name: body.name, destination: body.destination, startDate: body.startDate, price: body.price,
+            latitude: body.latitude, longitude: body.longitude)
+        trip.notes = body.notes
+        modelContext.insert(trip)
+        try modelContext.save()
+        return TripBody(trip)
+    }
+
+    func change(_ name: String, _ change: TripChange) throws -> TripBody? {
+        guard let trip = try find(name) else { return nil }
+        if let destination = change.destination { trip.destination = destination }
+        if let startDate = change.startDate { trip.startDate = startDate }
+        if let price = change.price { trip.price = price }
+        if let notes = change.notes { trip.notes = notes }
+        try modelContext.save()
+        return TripBody(trip)
+    }
+
+    func delete(_ name: String) throws -> Bool {
+        guard let trip = try find(name) else { return false }
+        modelContext.delete(trip)
+        try modelContext.save()
+        return true
+    }
+
+    func count() throws -> Int {
+        try modelContext.fetchCount(FetchDescriptor<Trip>())
+    }
+
+    /// Trips within `metres` of a point, nearest first (the embedded store's R-tree;
+    /// PostgreSQL answers `DataStoreError.unsupportedFeature`).
+    func nearby(latitude: Double, longitude: Double, metres: Double, limit: Int) throws -> [TripBody] {
+        try modelContext.fetch(NearbyDescriptor<Trip>(
+            near: Coordinate(latitude: latitude, longitude: longitude), latitude: \.latitude, longitude: \.longitude,
+            within: metres, limit: max(1, min(limit, 500)))
+        ).map(TripBody.init)
+    }
+
+    /// The changes saved after `token` (all when nil), oldest first, as history keeps them.
+    func changes(after token: DefaultHistoryToken?, limit: Int) throws -> (changes: [ChangeBody], last: DefaultHistoryToken?) {
+        var descriptor = HistoryDescriptor<DefaultHistoryTransaction>(predicate: token.map { token in
+            #Predicate<DefaultHistoryTransaction> { $0.token > token }
+        })
+        descriptor.fetchLimit = UInt64(max(1, min(limit, 1_000)))
+        let transactions = try modelContext.fetchHistory(descriptor)
+        var changes: [ChangeBody] = []
+        for transaction in transactions {
+            for change in transaction.changes {
+                switch change {
+                case let .insert(insert): changes.append(ChangeBody(kind: "insert", id: "\(insert.changedPersistentIdentifier)"))
+                case let .update(update): changes.append(ChangeBody(kind: "update", id: "\(update.changedPersistentIdentifier)"))
+                case let .delete(delete): changes.append(ChangeBody(kind: "delete", id: "\(delete.changedPersistentIdentifier)"))
+                @unknown default: continue
+                }
+            }
+        }
+        return (changes, transactions.last?.token)
+    }
+
+    private func find(_ name: String) throws -> Trip? {
+        var descriptor = FetchDescriptor<Trip>(predicate: #Predicate { $0.name == name })
+        descriptor.fetchLimit = 1
+        return try modelContext.fetch(descriptor).first
+    }
+}
+
+/// One change of the change feed.
+struct ChangeBody: Codable, Sendable {
+    var kind: String
+    var id: String
+}

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Load test of TripsServer: no external service, Python's standard library only.
+
+Runs `--concurrency` clients (keep-alive HTTP/1.1 over asyncio streams) for
+`--seconds` of writes (POST /trips, each a new trip) and then `--seconds` of reads
+(GET /trips/<name> of a written trip, and a filtered, sorted search), then checks
+that no write was lost: the server holds every trip it acknowledged, and each one
+sampled reads back as written. Prints one Markdown row per phase:
+requests, errors, requests/s, p50 and p99 latency.
+
+    python3 Examples/TripsServer/loadtest.py --url http://127.0.0.1:8080
+"""
+import argparse
+import asyncio
+import json
+import random
+import sys
+import time
+from urllib.parse import quote, urlparse
+
+DESTINATIONS = ["Lisbon", "Porto", "Faro", "Évora", "Braga", "Coimbra", "Sintra", "Aveiro"]
+
+
+class Client:
+    """One keep-alive connection."""
+
+    def __init__(self, host, port):
+        self.host, self.port = host, port
+        self.reader = self.writer = None
+
+    async def request(self, method, path, body=None):
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        payload = b"" if body is None else json.dumps(body).encode()
+        head = f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Length: {len(payload)}\r\n"
+        if body is not None:
+            head += "Content-Type: application/json\r\n"
+        self.writer.write(head.encode() + b"\r\n" + payload)
+        await self.writer.drain()
+        status_line = await self.reader.readline()
+        if not status_line:
+            raise ConnectionError("connection closed")
+        status = int(status_line.split()[1])
+        length, chunked = 0, False
+        while True:
+            line = await self.reader.readline()
+            if line in (b"\r\n", b""):
+                break
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value.strip())
+            elif name.lower() == "transfer-encoding" and "chunked" in value.lower():
+                chunked = True
+        if chunked:
+            data = b""
+            while True:
+                size = int((await self.reader.readline()).strip(), 16)
+                if size == 0:
+                    await self.reader.readline()
+                    break
+                data += await self.reader.readexactly(size)
+                await self.reader.readline()
+        else:
+            data = await self.reader.readexactly(length) if length else b""
+        return status, data
+
+    def close(self):
+        if self.writer:
+            self.writer.close()
+
+
+def trip(name, rng):
+    return {
+        "name": name,
+        "destination": rng.choice(DESTINATIONS),
+        "startDate": f"2027-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T09:00:00Z",
+        "price": round(rng.uniform(50, 2000), 2),
+        "latitude": rng.uniform(37, 42),
+        "longitude": rng.uniform(-9.5, -6.2),
+    }
+
+
+async def phase(url, concurrency, seconds, work):
+    """Runs `work(client, worker, i)` in `concurrency` loops for `seconds`."""
+    host, port = url.hostname, url.port or 80
+    latencies, errors = [], []
+    deadline = time.monotonic() + seconds
+
+    async def loop(worker):
+        client, i = Client(host, port), 0
+        try:
+            while time.monotonic() < deadline:
+                started = time.monotonic()
+                try:
+                    ok = await work(client, worker, i)
+                except (OSError, ConnectionError, asyncio.IncompleteReadError, ValueError) as error:
+                    client.close()
+                    client = Client(host, port)
+                    ok = f"{type(error).__name__}: {error}"
+                latencies.append(time.monotonic() - started)
+                if ok is not True:
+                    errors.append(ok)
+                i += 1
+        finally:
+            client.close()
+
+    started = time.monotonic()
+    await asyncio.gather(*(loop(w) for w in range(concurrency)))
+    return latencies, errors, time.monotonic() - started
+
+
+def row(name, latencies, errors, elapsed):
+    ordered = sorted(latencies)
+    pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000 if ordered else 0
+    return (f"| {name} | {len(latencies)} | {len(errors)} | {len(latencies) / elapsed:,.0f} | "
+            f"{pick(0.50):.2f} ms | {pick(0.99):.2f} ms |")
+
+
+async def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", default="http://127.0.0.1:8080")
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--label", default="")
+    args = parser.parse_args()
+    url = urlparse(args.url)
+    run = f"{random.randrange(16**6):06x}"
+    written = {}
+
+    async def write(client, worker, i):
+        rng = random.Random(hash((run, worker, i)))
+        body = trip(f"lt-{run}-{worker}-{i}", rng)
+        status, _ = await client.request("POST", "/trips", body)
+        if status != 201:
+            return f"POST {status}"
+        written[body["name"]] = body
+        return True
+
+    async def read(client, worker, i):
+        if i % 4 == 3:
+            destination = DESTINATIONS[(worker + i) % len(DESTINATIONS)]
+            status, data = await client.request("GET", f"/trips?destination={quote(destination)}&sort=-price&limit=20")
+            return True if status == 200 and isinstance(json.loads(data), list) else f"search {status}"
+        name = random.choice(names)
+        status, data = await client.request("GET", f"/trips/{name}")
+        if status != 200:
+            return f"GET {status}"
+        return True if json.loads(data)["price"] == written[name]["price"] else "GET returned other values"
+
+    status, data = await Client(url.hostname, url.port or 80).request("GET", "/stats")
+    before = json.loads(data)["trips"]
+    w = await phase(url, args.concurrency, args.seconds, write)
+    names = list(written)
+    if not names:
+        sys.exit("no write succeeded")
+    r = await phase(url, args.concurrency, args.seconds, read)
+
+    # No lost writes: every acknowledged trip is there, and a sample reads back whole.
+    client = Client(url.hostname, url.port or 80)
+    status, data = await client.request("GET", "/stats")
+    after = json.loads(data)["trips"]
+    lost = [n for n in random.sample(names, min(500, len(names)))
+            if (await client.request("GET", f"/trips/{n}"))[0] != 200]
+    client.close()
+    label = f" ({args.label})" if args.label else ""
+    print(f"| phase{label} | requests | errors | requests/s | p50 | p99 |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    print(row("writes: POST /trips", *w))
+    print(row("reads: GET /trips/:name, 1 in 4 a search", *r))
+    print(f"\nconcurrency {args.concurrency}, {args.seconds:g} s per phase; trips {before} → {after} "
+          f"({len(written)} acknowledged writes, {after - before - len(written)} unaccounted); "
+          f"{len(lost)} of {min(500, len(names))} sampled writes missing")
+    errors = w[1] + r[1]
+    if errors:
+        print("errors:", sorted(set(map(str, errors)))[:5])
+    if lost or after - before != len(written) or errors:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
