@@ -21,6 +21,9 @@ import PostgresNIO
 /// sorts, limits and offsets; what SQL cannot state makes the store ask the context
 /// to filter or sort (`DataStoreError.preferInMemoryFilter`, `.preferInMemorySort`).
 ///
+/// **History** is kept in table `osd_history` (`PostgresStore+History`):
+/// `ModelContext.fetchHistory` and `deleteHistory` work as over the built-in store.
+///
 /// **Saves** run in one transaction. An insert whose unique key exists updates that
 /// row (`ON CONFLICT … DO UPDATE`, the first unique constraint; a clash on another
 /// throws `SwiftDataError.uniqueConstraintViolation`). An update or delete of a row
@@ -42,6 +45,8 @@ public final class PostgresStore: DataStore {
     private let connection: PostgresConnection
     private let logger = Logger(label: "OpenSwiftData.PostgresStore")
     private let compiler: StoreQueryCompiler
+    /// History queries run through the compiler's container (`PostgresStore+History`).
+    var historyQueries: StoreQueryCompiler { compiler }
     private var entities: [EntityDescription] { compiler.schema.entities }
     /// The `_version` of each row an editing state (a context) read or wrote, which its
     /// updates and deletes expect to find.
@@ -81,7 +86,7 @@ public final class PostgresStore: DataStore {
     // MARK: Statements
 
     @discardableResult
-    private func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
+    func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
         do {
             return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
         } catch let error as PSQLError {
@@ -107,24 +112,41 @@ public final class PostgresStore: DataStore {
         return try row.makeRandomAccess()["identifier"].decode(UUID.self)
     }
 
+    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
+    func transaction<R>(_ body: () throws -> R) throws -> R {
+        try execute("BEGIN")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            _ = try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
     /// Creates the tables, columns and indexes the schema needs that are missing.
     private func createTables() throws {
+        try execute("ALTER TABLE osd_store ADD COLUMN IF NOT EXISTS history_horizon bigint NOT NULL DEFAULT 0")
+        try execute(
+            "CREATE TABLE IF NOT EXISTS osd_history (generation bigint PRIMARY KEY, timestamp double precision NOT NULL, "
+                + "author text, changes text NOT NULL)")
         for entity in entities {
             let table = quoted(entity.name)
-            try run("CREATE TABLE IF NOT EXISTS \(table) (\"_id\" bigserial PRIMARY KEY, \"_version\" bigint NOT NULL DEFAULT 1)")
+            try execute("CREATE TABLE IF NOT EXISTS \(table) (\"_id\" bigserial PRIMARY KEY, \"_version\" bigint NOT NULL DEFAULT 1)")
             for attribute in entity.attributes {
-                try run("ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS \(quoted(attribute.name)) \(PostgresValues.columnType(attribute.type))")
+                try execute("ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS \(quoted(attribute.name)) \(PostgresValues.columnType(attribute.type))")
             }
             for relationship in entity.relationships {
-                try run("ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS \(quoted(relationship.name)) \(relationship.isToMany ? "bigint[]" : "bigint")")
+                try execute("ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS \(quoted(relationship.name)) \(relationship.isToMany ? "bigint[]" : "bigint")")
             }
             for (i, slots) in entity.uniqueness.enumerated() {
                 let columns = slots.map { quoted(entity.attributes[$0].name) }.joined(separator: ", ")
-                try run("CREATE UNIQUE INDEX IF NOT EXISTS \(quoted("\(entity.name)_unique_\(i)")) ON \(table) (\(columns))")
+                try execute("CREATE UNIQUE INDEX IF NOT EXISTS \(quoted("\(entity.name)_unique_\(i)")) ON \(table) (\(columns))")
             }
             for (i, slots) in entity.orderedIndexSlots.enumerated() where !entity.uniqueness.contains(slots) {
                 let columns = slots.map { quoted(entity.attributes[$0].name) }.joined(separator: ", ")
-                try run("CREATE INDEX IF NOT EXISTS \(quoted("\(entity.name)_index_\(i)")) ON \(table) (\(columns))")
+                try execute("CREATE INDEX IF NOT EXISTS \(quoted("\(entity.name)_index_\(i)")) ON \(table) (\(columns))")
             }
         }
     }
@@ -142,10 +164,10 @@ public final class PostgresStore: DataStore {
     }
 
     /// The snapshot of a row selected with `selectList`, noting its version for `state`.
-    private func snapshot(_ row: PostgresRow, of entity: EntityDescription, state: EditingState) throws -> DefaultSnapshot {
+    private func snapshot(_ row: PostgresRow, of entity: EntityDescription, state: EditingState?) throws -> DefaultSnapshot {
         let cells = row.makeRandomAccess()
         let id = try cells[0].decode(Int64.self)
-        versions[state.id, default: [:]][RowName(table: entity.name, id: id)] = try cells[1].decode(Int64.self)
+        if let state { versions[state.id, default: [:]][RowName(table: entity.name, id: id)] = try cells[1].decode(Int64.self) }
         var entries: [String: DefaultSnapshot.Entry] = [:]
         for (i, attribute) in entity.attributes.enumerated() {
             entries[attribute.name] = .value(try PostgresValues.value(cells[2 + i], as: attribute.type))
@@ -204,14 +226,14 @@ public final class PostgresStore: DataStore {
     ///   serve lookups, ranges and sorts).
     public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
         let (sql, binds, entity) = try statement(request.descriptor, columns: selectList)
-        let rows = try run(sql, binds).rows
+        let rows = try execute(sql, binds).rows
         let snapshots = try rows.map { try snapshot($0, of: entity, state: request.editingState) }
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
     }
 
     public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
         let (sql, binds, _) = try statement(request.descriptor, columns: { _ in "count(*)" }, window: false)
-        guard let row = try run(sql, binds).rows.first else { return 0 }
+        guard let row = try execute(sql, binds).rows.first else { return 0 }
         let total = Int(try row.makeRandomAccess()[0].decode(Int64.self))
         let range = (request.descriptor.fetchOffset ?? 0, request.descriptor.fetchLimit ?? 0)
         let afterOffset = Swift.max(0, total - Swift.max(0, range.0))
@@ -220,20 +242,16 @@ public final class PostgresStore: DataStore {
 
     public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
         let (sql, binds, entity) = try statement(request.descriptor, columns: { _ in "\"_id\"" })
-        return try run(sql, binds).rows.map { try persistentIdentifier(entity.name, try $0.makeRandomAccess()[0].decode(Int64.self)) }
+        return try execute(sql, binds).rows.map { try persistentIdentifier(entity.name, try $0.makeRandomAccess()[0].decode(Int64.self)) }
     }
 
     // MARK: Saving
 
     /// Writes the request in one transaction (see the type's documentation).
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        try run("BEGIN")
         do {
-            let result = try write(request)
-            try run("COMMIT")
-            return result
+            return try transaction { try write(request) }
         } catch {
-            _ = try? run("ROLLBACK")
             // The versions noted during the failed transaction are not the database's.
             versions[request.editingState.id] = nil
             throw error
@@ -257,6 +275,9 @@ public final class PostgresStore: DataStore {
 
     private func write(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         let state = request.editingState.id
+        // Saves commit their history in generation order (see PostgresStore+History).
+        try execute("SELECT pg_advisory_xact_lock(7007202611)")
+        var changes: [StoredChange] = []
         var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
         var upserted: [(PersistentIdentifier, EntityDescription, Int64)] = []
         // Attributes first: inserted snapshots may name each other in relationships.
@@ -281,13 +302,19 @@ public final class PostgresStore: DataStore {
                     + updates.joined(separator: ", ")
             }
             sql += " RETURNING \"_id\", \"_version\", (xmax <> 0) AS upserted"
-            guard let row = try run(sql, binds).rows.first else { throw PostgresStoreError.server("an insert returned no row") }
+            guard let row = try execute(sql, binds).rows.first else { throw PostgresStoreError.server("an insert returned no row") }
             let cells = row.makeRandomAccess()
             let id = try cells[0].decode(Int64.self)
             versions[state, default: [:]][RowName(table: entity.name, id: id)] = try cells[1].decode(Int64.self)
             let permanent = try persistentIdentifier(entity.name, id)
             remapped[snapshot.persistentIdentifier] = permanent
-            if try cells[2].decode(Bool.self) { upserted.append((snapshot.persistentIdentifier, entity, id)) }
+            if try cells[2].decode(Bool.self) {
+                upserted.append((snapshot.persistentIdentifier, entity, id))
+                // The values it replaced are gone: every slot it wrote counts as changed.
+                changes.append(.updated(entity: try entityIndex(entity), id: RowID(id), slots: writtenSlots(snapshot, of: entity)))
+            } else {
+                changes.append(.inserted(entity: try entityIndex(entity), first: RowID(id), count: 1))
+            }
         }
         let upsertedKeys = Set(upserted.map(\.2))
         // Relationships of inserts, now that every identifier is known.
@@ -302,6 +329,8 @@ public final class PostgresStore: DataStore {
         for snapshot in request.updated {
             let entity = try entity(of: snapshot.persistentIdentifier)
             let id = try rowKey(snapshot.persistentIdentifier)
+            let slots = try changedSlots(snapshot, of: entity, row: id, remapped: remapped)
+            if !slots.isEmpty { changes.append(.updated(entity: try entityIndex(entity), id: RowID(id), slots: slots)) }
             try update(
                 entity, id: id, snapshot: snapshot, remapped: remapped, attributes: true, skipEmpty: false,
                 expecting: versions[state]?[RowName(table: entity.name, id: id)], state: state)
@@ -309,6 +338,8 @@ public final class PostgresStore: DataStore {
         for snapshot in request.deleted {
             let entity = try entity(of: snapshot.persistentIdentifier)
             let id = try rowKey(snapshot.persistentIdentifier)
+            let index = try entityIndex(entity)
+            let preserved = try preservedValues(of: entity, index: index, row: id)
             var binds = PostgresBindings()
             binds.append(id)
             var sql = "DELETE FROM \(quoted(entity.name)) WHERE \"_id\" = $1"
@@ -317,26 +348,77 @@ public final class PostgresStore: DataStore {
                 binds.append(version)
                 sql += " AND \"_version\" = $2"
             }
-            let deleted = try run(sql, binds).metadata.rows ?? 0
+            let deleted = try execute(sql, binds).metadata.rows ?? 0
             if deleted == 0, versions[state]?[row] != nil {
                 // Gone already is what was asked; changed since is a conflict.
                 var probe = PostgresBindings()
                 probe.append(id)
-                if try !run("SELECT 1 FROM \(quoted(entity.name)) WHERE \"_id\" = $1", probe).rows.isEmpty {
+                if try !execute("SELECT 1 FROM \(quoted(entity.name)) WHERE \"_id\" = $1", probe).rows.isEmpty {
                     throw PostgresStoreError.conflict(snapshot.persistentIdentifier)
                 }
             }
             versions[state]?[row] = nil
+            if deleted > 0 { changes.append(.deleted(entity: index, id: RowID(id), preserved: preserved)) }
         }
+        try recordHistory(changes, author: request.editingState.author)
         // Upserted rows merged values: the context's models take the stored ones.
         var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
         for (temporary, entity, id) in upserted {
             var binds = PostgresBindings()
             binds.append(id)
-            guard let row = try run("SELECT \(selectList(entity)) FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).rows.first else { continue }
+            guard let row = try execute("SELECT \(selectList(entity)) FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).rows.first else { continue }
             reregister[temporary] = try snapshot(row, of: entity, state: request.editingState)
         }
         return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: remapped, snapshotsToReregister: reregister)
+    }
+
+    private func entityIndex(_ entity: EntityDescription) throws -> Int {
+        guard let index = compiler.schema.entityIndex(named: entity.name) else { throw SwiftDataError.unknownModelType }
+        return index
+    }
+
+    /// The slots a snapshot holds values for, ascending.
+    private func writtenSlots(_ snapshot: DefaultSnapshot, of entity: EntityDescription) -> [Int] {
+        (0..<entity.slotCount).filter { slot in
+            let name = slot < entity.attributes.count ? entity.attributes[slot].name : entity.relationships[slot - entity.attributes.count].name
+            return snapshot.entries[name] != nil
+        }
+    }
+
+    /// The slots whose values `snapshot` changes in stored row `row`, ascending (for history).
+    private func changedSlots(
+        _ snapshot: DefaultSnapshot, of entity: EntityDescription, row: Int64, remapped: [PersistentIdentifier: PersistentIdentifier]
+    ) throws -> [Int] {
+        var binds = PostgresBindings()
+        binds.append(row)
+        guard let stored = try execute("SELECT \(selectList(entity)) FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).rows.first
+        else { return [] }
+        // (Read with the versions of no context: the save's own check decides conflicts.)
+        let old = try self.snapshot(stored, of: entity, state: nil)
+        let new = snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped)
+        return writtenSlots(snapshot, of: entity).filter { slot in
+            let name = slot < entity.attributes.count ? entity.attributes[slot].name : entity.relationships[slot - entity.attributes.count].name
+            return old.entries[name] != new.entries[name]
+        }
+    }
+
+    /// The `.preserveValueOnDeletion` values of row `row`, for its deletion's tombstone.
+    private func preservedValues(of entity: EntityDescription, index: Int, row: Int64) throws -> [Int: Value] {
+        let slots = compiler.preservedSlots[index]
+        guard !slots.isEmpty else { return [:] }
+        var binds = PostgresBindings()
+        binds.append(row)
+        let columns = slots.map { quoted(entity.attributes[$0].name) }.joined(separator: ", ")
+        guard let stored = try execute("SELECT \(columns) FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).rows.first else {
+            return [:]
+        }
+        let cells = stored.makeRandomAccess()
+        var values: [Int: Value] = [:]
+        for (k, slot) in slots.enumerated() {
+            let value = try PostgresValues.value(cells[k], as: entity.attributes[slot].type)
+            if !value.isNull { values[slot] = value }
+        }
+        return values
     }
 
     /// Writes a snapshot's attributes (when `attributes`) and relationships to row `id`,
@@ -376,7 +458,7 @@ public final class PostgresStore: DataStore {
             sql += " AND \"_version\" = $\(assignments.count + 2)"
         }
         sql += " RETURNING \"_version\""
-        guard let row = try run(sql, binds).rows.first else {
+        guard let row = try execute(sql, binds).rows.first else {
             // Deleted or changed by another writer since this context read it.
             throw PostgresStoreError.conflict(snapshot.persistentIdentifier)
         }
@@ -395,7 +477,7 @@ public final class PostgresStore: DataStore {
     /// Removes every model (the tables stay, emptied; identifiers are not reused).
     public func erase() throws {
         guard !entities.isEmpty else { return }
-        try run("TRUNCATE " + entities.map { quoted($0.name) }.joined(separator: ", "))
+        try execute("TRUNCATE " + entities.map { quoted($0.name) }.joined(separator: ", "))
         versions = [:]
     }
 }

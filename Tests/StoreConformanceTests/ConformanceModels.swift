@@ -3,7 +3,7 @@ import SwiftData
 
 @Model
 final class Voyage {
-    @Attribute(.unique) var code: String
+    @Attribute(.unique, .preserveValueOnDeletion) var code: String
     var destination: String
     var startDate: Date
     var price: Double

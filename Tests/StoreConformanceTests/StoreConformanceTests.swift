@@ -250,3 +250,61 @@ actor VoyageImporter {
         try modelContext.fetch(FetchDescriptor<Voyage>()).reduce(0) { $0 + $1.seats }
     }
 }
+
+/// History, as SwiftData's history API reads it, over each store.
+@Suite struct HistoryConformanceTests {
+    @Test(arguments: StoreKind.available)
+    func historyRecordsEverySave(_ kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let container = try location.container(Voyage.self, Leg.self, Traveller.self)
+        let context = ModelContext(container)
+        context.author = "importer"
+        let kept = Voyage(code: "H1", destination: "Tavira", startDate: StoreConformanceTests.start, price: 5, seats: 1)
+        let gone = Voyage(code: "H2", destination: "Lagos", startDate: StoreConformanceTests.start, price: 6, seats: 1)
+        context.insert(kept)
+        context.insert(gone)
+        gone.legs = [Leg(title: "pier", order: 0)]
+        try context.save()
+        let first = try #require(try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).last?.token)
+        context.author = "editor"
+        kept.price = 7
+        try context.save()
+        context.delete(gone)
+        try context.save()
+
+        let reader = ModelContext(try kind == .embedded ? container : location.container(Voyage.self, Leg.self, Traveller.self))
+        let all = try reader.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>())
+        #expect(all.map(\.author) == ["importer", "editor", "editor"])
+        #expect(all.map(\.changes.count) == [3, 1, 2])
+        let inserted = all[0].changes.compactMap { change -> PersistentIdentifier? in
+            if case let .insert(insert) = change { return insert.changedPersistentIdentifier }
+            return nil
+        }
+        #expect(Set(inserted.filter { $0.entityName == "Voyage" }) == [kept.persistentModelID, gone.persistentModelID])
+        guard case let .update(change) = all[1].changes.first, let update = change as? DefaultHistoryUpdate<Voyage> else {
+            Issue.record("the second transaction is not an update of a voyage")
+            return
+        }
+        #expect(update.changedPersistentIdentifier == kept.persistentModelID)
+        #expect(update.updatedAttributes.contains(\Voyage.price))
+        #expect(update.updatedAttributes.count == 1)
+        let deletion = all[2].changes.compactMap { change -> DefaultHistoryDelete<Voyage>? in
+            if case let .delete(delete) = change { return delete as? DefaultHistoryDelete<Voyage> }
+            return nil
+        }
+        #expect(deletion.count == 1)
+        #expect(deletion.first?.changedPersistentIdentifier == gone.persistentModelID)
+        #expect(deletion.first?.tombstone[\Voyage.code] as? String == "H2")
+
+        // After a token; deleting history expires earlier tokens.
+        let later = try reader.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>(predicate: #Predicate { $0.token > first }))
+        #expect(later.count == 2)
+        try reader.deleteHistory(HistoryDescriptor<DefaultHistoryTransaction>(predicate: #Predicate { $0.token <= first }))
+        #expect(try reader.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).count == 2)
+        let stale = DefaultHistoryToken(id: 0)
+        #expect(throws: SwiftDataError.historyTokenExpired) {
+            try reader.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>(predicate: #Predicate { $0.token > stale }))
+        }
+    }
+}

@@ -46,4 +46,23 @@ public final class StoreQueryCompiler: @unchecked Sendable {
         let layout = container.layout(at: try container.entityIndex(of: T.self))
         return FetchQuery<T>.sortKeys(of: sortBy, in: layout)?.map { (slot: $0.slot, reverse: $0.reverse) }
     }
+
+    // MARK: History
+
+    /// Per entity, the attribute slots whose values a deletion keeps in history
+    /// (`.preserveValueOnDeletion`).
+    public var preservedSlots: [[Int]] {
+        container.schema.layouts.map { layout in
+            layout.attributes.indices.filter { layout.attributes[$0].options.contains(.preserveValueOnDeletion) }
+        }
+    }
+
+    /// The transactions of `log` that `descriptor` selects, as `ModelContext.fetchHistory`
+    /// reads the built-in store's: identifiers name the store's rows, and a predicate
+    /// bounded below at or before `log.horizon` throws `historyTokenExpired`.
+    public func history(
+        _ log: HistoryLog, matching descriptor: HistoryDescriptor<DefaultHistoryTransaction>, checkingExpiry: Bool = true
+    ) throws -> [DefaultHistoryTransaction] {
+        try container.history(matching: descriptor, checkingExpiry: checkingExpiry, in: log)
+    }
 }

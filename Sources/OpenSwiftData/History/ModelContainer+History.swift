@@ -12,9 +12,9 @@ extension ModelContainer {
     /// latest deleted one (the horizon).
     /// - Complexity: O(log n + transactions in the token range + their changes)
     func history(
-        matching descriptor: HistoryDescriptor<DefaultHistoryTransaction>, checkingExpiry: Bool = true
+        matching descriptor: HistoryDescriptor<DefaultHistoryTransaction>, checkingExpiry: Bool = true, in log: HistoryLog? = nil
     ) throws -> [DefaultHistoryTransaction] {
-        let history = store.current.history
+        let history = log ?? store.current.history
         let scope = HistoryPredicateScope(descriptor.predicate)
         // Transactions start at generation 1: a bound at or below it asks for all.
         let from = max(scope.lowest, 1)

@@ -20,6 +20,15 @@ public struct HistoryLog: Sendable {
 
     public init() {}
 
+    /// A log of `transactions` (in ascending generations) whose history up to
+    /// `horizon` was deleted: how a store that keeps history elsewhere (a database
+    /// table) hands it to the API's history queries.
+    /// - Complexity: O(n)
+    public init(transactions: [StoredTransaction], horizon: UInt64) {
+        for transaction in transactions { append(transaction) }
+        self.horizon = horizon
+    }
+
     public var isEmpty: Bool { count == 0 }
 
     /// Appends `transaction`, whose generation must be greater than every other's.
