@@ -20,8 +20,23 @@ BIN="Examples/TripsServer/.build/$CONFIG/TripsServer"
 WORK=$(mktemp -d /tmp/trips-load-XXXXXX)
 PG_DIR=""
 SERVER=""
+# Stops the server gracefully, or kills it after 30 s; fails when it did not stop cleanly.
+stop_server() {
+    kill -INT "$SERVER" 2>/dev/null || true
+    for _ in $(seq 1 150); do kill -0 "$SERVER" 2>/dev/null || break; sleep 0.2; done
+    if kill -0 "$SERVER" 2>/dev/null; then
+        kill -KILL "$SERVER" 2>/dev/null || true
+        echo "the server did not stop within 30 s" >&2
+        SERVER=""
+        return 1
+    fi
+    local status=0
+    wait "$SERVER" || status=$?
+    SERVER=""
+    return "$status"
+}
 cleanup() {
-    [ -n "$SERVER" ] && kill -INT "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null || true
+    if [ -n "$SERVER" ]; then stop_server || true; fi
     [ -n "$PG_DIR" ] && bash Scripts/postgres-test-server.sh stop "$PG_DIR"
     rm -rf "$WORK"
 }
@@ -35,18 +50,21 @@ run() { # label store port
         sleep 0.2
     done
     python3 Examples/TripsServer/loadtest.py --url "http://127.0.0.1:$3" --seconds "$SECONDS_PER_PHASE" --label "$1"
-    kill -INT "$SERVER"
-    wait "$SERVER"
-    SERVER=""
+    stop_server
     echo
 }
 
 echo "machine: $(nproc) cores; $(uname -sr); build: $CONFIG"
 echo
 run "document store" "$WORK/trips.store" 18181
-if out=$(bash Scripts/postgres-test-server.sh start); then
+status=0
+out=$(bash Scripts/postgres-test-server.sh start) || status=$?
+if [ "$status" -eq 0 ]; then
     PG_DIR=${out#* }
     run "PostgreSQL" "${out% *}" 18182
+elif [ "$status" -eq 3 ]; then
+    echo "no PostgreSQL server binaries: the PostgreSQL run is skipped"
 else
-    echo "no PostgreSQL server: the PostgreSQL run is skipped"
+    echo "the PostgreSQL server did not start" >&2
+    exit 1
 fi

@@ -92,8 +92,8 @@ async def phase(url, concurrency, seconds, work):
             while time.monotonic() < deadline:
                 started = time.monotonic()
                 try:
-                    ok = await work(client, worker, i)
-                except (OSError, ConnectionError, asyncio.IncompleteReadError, ValueError) as error:
+                    ok = await asyncio.wait_for(work(client, worker, i), timeout=10)
+                except (OSError, ConnectionError, asyncio.IncompleteReadError, ValueError, asyncio.TimeoutError) as error:
                     client.close()
                     client = Client(host, port)
                     ok = f"{type(error).__name__}: {error}"

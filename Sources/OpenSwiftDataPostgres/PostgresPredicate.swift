@@ -61,12 +61,26 @@ struct PostgresPredicate {
     /// The SQL of an operand, binding a constant.
     private mutating func sql(_ operand: Operand) throws -> String {
         switch operand {
-        case let .column(name, type):
-            // Text compares and sorts by Unicode scalar, as the engine does.
-            return type == .string ? "\(name) COLLATE \"C\"" : name
+        case let .column(name, _):
+            // (Text columns are declared COLLATE "C": code point order, as the engine's.)
+            return name
         case let .constant(value):
             return try parameter(value)
         }
+    }
+
+    private static func isNaN(_ operand: Operand) -> Bool {
+        if case let .constant(.double(value)) = operand { return value.isNaN }
+        return false
+    }
+
+    /// ` AND column <> 'NaN'` for each floating-point column of a comparison: a NaN
+    /// stored there matches no comparison in Swift.
+    private func notNaN(_ operands: Operand...) -> String {
+        operands.map { operand in
+            guard case let .column(name, type?) = operand, type == .double || type == .float || type == .date else { return "" }
+            return " AND \(name) <> 'NaN'"
+        }.joined()
     }
 
     /// The condition `expression` states, or nil when SQL cannot state it.
@@ -90,6 +104,8 @@ struct PostgresPredicate {
         case let .equal(a, b), let .notEqual(a, b):
             let isEqual = if case .equal = expression { true } else { false }
             guard let x = operand(a), let y = operand(b) else { return nil }
+            // NaN equals nothing in Swift; PostgreSQL says NaN = NaN.
+            if Self.isNaN(x) || Self.isNaN(y) { return isEqual ? "FALSE" : "TRUE" }
             switch (x, y) {
             case (.constant(.null), .column(let name, _)), (.column(let name, _), .constant(.null)):
                 return "(\(name) IS \(isEqual ? "" : "NOT ")NULL)"
@@ -99,12 +115,15 @@ struct PostgresPredicate {
                 return "(\(try sql(x)) IS \(isEqual ? "NOT " : "")DISTINCT FROM \(try sql(y)))"
             default:
                 // A nil column equals no value; it differs from every value.
-                return isEqual ? "(\(try sql(x)) = \(try sql(y)))" : "(\(try sql(x)) IS DISTINCT FROM \(try sql(y)))"
+                return isEqual
+                    ? "(\(try sql(x)) = \(try sql(y))\(notNaN(x, y)))" : "(\(try sql(x)) IS DISTINCT FROM \(try sql(y)))"
             }
         case let .compare(op, a, b):
             guard let x = operand(a), let y = operand(b) else { return nil }
             if case .constant = x, case .constant = y { return nil }
-            return "(\(try sql(x)) \(op.rawValue) \(try sql(y)))"
+            // NaN compares false with everything in Swift; PostgreSQL puts it above all numbers.
+            if Self.isNaN(x) || Self.isNaN(y) { return "FALSE" }
+            return "(\(try sql(x)) \(op.rawValue) \(try sql(y))\(notNaN(x, y)))"
         case let .inRange(e, lower, upper, closed):
             guard let x = operand(e), case .column = x, let lo = operand(lower), let hi = operand(upper) else { return nil }
             let column = try sql(x)

@@ -62,7 +62,7 @@ extension PostgresStore: HistoryProviding {
         binds.append(String(decoding: try JSONEncoder().encode(changes.map(CodedChange.init)), as: UTF8.self))
         try execute(
             "INSERT INTO osd_history (generation, timestamp, author, changes) "
-                + "SELECT COALESCE(MAX(generation), (SELECT history_horizon FROM osd_store WHERE one = 1)) + 1, $1, $2, $3 FROM osd_history",
+                + "SELECT GREATEST(COALESCE(MAX(generation), 0), (SELECT history_horizon FROM osd_store WHERE one = 1)) + 1, $1, $2, $3 FROM osd_history",
             binds)
     }
 }

@@ -17,6 +17,9 @@ import PostgresNIO
 /// unique indexes, `#Index`es indexes. Opening creates what is missing; it never
 /// drops or alters a column.
 ///
+/// Text columns use collation `"C"`, so text compares and sorts by code point, as the
+/// engine does, and indexes serve it.
+///
 /// **Fetches** translate the compiled predicate to SQL (`PostgresPredicate`) with
 /// sorts, limits and offsets; what SQL cannot state makes the store ask the context
 /// to filter or sort (`DataStoreError.preferInMemoryFilter`, `.preferInMemorySort`).
@@ -51,6 +54,9 @@ public final class PostgresStore: DataStore {
     /// The `_version` of each row an editing state (a context) read or wrote, which its
     /// updates and deletes expect to find.
     private var versions: [UUID: [RowName: Int64]] = [:]
+    /// Rows whose save conflicted, per editing state: their next read takes the
+    /// version it sees (the context reads again to redo its change).
+    private var stale: [UUID: Set<RowName>] = [:]
 
     /// A row of a table: ids are per table.
     private struct RowName: Hashable {
@@ -140,12 +146,14 @@ public final class PostgresStore: DataStore {
             for relationship in entity.relationships {
                 try execute("ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS \(quoted(relationship.name)) \(relationship.isToMany ? "bigint[]" : "bigint")")
             }
+            // Indexes put nil first, as fetches sort, so a sorted, limited fetch reads the
+            // index in order rather than sorting the table.
             for (i, slots) in entity.uniqueness.enumerated() {
-                let columns = slots.map { quoted(entity.attributes[$0].name) }.joined(separator: ", ")
+                let columns = slots.map { quoted(entity.attributes[$0].name) + " NULLS FIRST" }.joined(separator: ", ")
                 try execute("CREATE UNIQUE INDEX IF NOT EXISTS \(quoted("\(entity.name)_unique_\(i)")) ON \(table) (\(columns))")
             }
             for (i, slots) in entity.orderedIndexSlots.enumerated() where !entity.uniqueness.contains(slots) {
-                let columns = slots.map { quoted(entity.attributes[$0].name) }.joined(separator: ", ")
+                let columns = slots.map { quoted(entity.attributes[$0].name) + " NULLS FIRST" }.joined(separator: ", ")
                 try execute("CREATE INDEX IF NOT EXISTS \(quoted("\(entity.name)_index_\(i)")) ON \(table) (\(columns))")
             }
         }
@@ -167,7 +175,17 @@ public final class PostgresStore: DataStore {
     private func snapshot(_ row: PostgresRow, of entity: EntityDescription, state: EditingState?) throws -> DefaultSnapshot {
         let cells = row.makeRandomAccess()
         let id = try cells[0].decode(Int64.self)
-        if let state { versions[state.id, default: [:]][RowName(table: entity.name, id: id)] = try cells[1].decode(Int64.self) }
+        if let state {
+            // The version a context's first read saw stays what its saves expect: a later
+            // fetch may return values the context does not take (a model with unsaved
+            // changes keeps its own), and expecting the newer version would let its save
+            // overwrite a change it never saw. Only a row marked stale by a conflict takes
+            // the version read again.
+            let name = RowName(table: entity.name, id: id)
+            if versions[state.id]?[name] == nil || stale[state.id]?.remove(name) != nil {
+                versions[state.id, default: [:]][name] = try cells[1].decode(Int64.self)
+            }
+        }
         var entries: [String: DefaultSnapshot.Entry] = [:]
         for (i, attribute) in entity.attributes.enumerated() {
             entries[attribute.name] = .value(try PostgresValues.value(cells[2 + i], as: attribute.type))
@@ -208,9 +226,8 @@ public final class PostgresStore: DataStore {
                 else { throw DataStoreError.preferInMemorySort }
                 for key in keys {
                     let attribute = entity.attributes[key.slot]
-                    let collation = attribute.type == .string ? " COLLATE \"C\"" : ""
-                    // nil sorts first, as the engine's order puts it.
-                    order.append("\(quoted(attribute.name))\(collation) \(key.reverse ? "DESC NULLS LAST" : "ASC NULLS FIRST")")
+                    // nil sorts first, as the engine's order puts it (the indexes are built so).
+                    order.append("\(quoted(attribute.name)) \(key.reverse ? "DESC NULLS LAST" : "ASC NULLS FIRST")")
                 }
             }
             // Ties in insertion order, as the engine's stable sort leaves them.
@@ -249,11 +266,17 @@ public final class PostgresStore: DataStore {
 
     /// Writes the request in one transaction (see the type's documentation).
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        // The versions noted during a failed transaction are not the database's: the
+        // context's expectations go back to what they were, so a save repeated without
+        // reading again is checked as strictly.
+        let noted = versions[request.editingState.id]
         do {
             return try transaction { try write(request) }
         } catch {
-            // The versions noted during the failed transaction are not the database's.
-            versions[request.editingState.id] = nil
+            versions[request.editingState.id] = noted
+            if case let .conflict(id) = error as? PostgresStoreError, let key = id.integerPrimaryKey {
+                stale[request.editingState.id, default: []].insert(RowName(table: id.entityName, id: key))
+            }
             throw error
         }
     }
@@ -472,6 +495,7 @@ public final class PostgresStore: DataStore {
     /// The versions the context read go with it.
     public func invalidateState(for editingState: EditingState) {
         versions[editingState.id] = nil
+        stale[editingState.id] = nil
     }
 
     /// Removes every model (the tables stay, emptied; identifiers are not reused).
@@ -479,5 +503,6 @@ public final class PostgresStore: DataStore {
         guard !entities.isEmpty else { return }
         try execute("TRUNCATE " + entities.map { quoted($0.name) }.joined(separator: ", "))
         versions = [:]
+        stale = [:]
     }
 }

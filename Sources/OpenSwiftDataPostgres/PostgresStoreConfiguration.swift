@@ -76,8 +76,10 @@ public enum PostgresStoreError: Error, Hashable, Sendable, CustomStringConvertib
     /// The server refused a statement.
     case server(String)
     /// Another writer saved this model since the context read it: the save changed
-    /// nothing; fetch again and repeat the change.
+    /// nothing; roll back, fetch again and repeat the change.
     case conflict(PersistentIdentifier)
+    /// A value PostgreSQL's columns cannot take as stored here (`Decimal.nan`).
+    case unsupportedValue(String)
 
     public var description: String {
         switch self {
@@ -86,6 +88,7 @@ public enum PostgresStoreError: Error, Hashable, Sendable, CustomStringConvertib
         case let .connection(message): "cannot connect: \(message)"
         case let .server(message): "the server refused: \(message)"
         case let .conflict(id): "\(id) was saved by another writer since it was read"
+        case let .unsupportedValue(value): "PostgreSQL cannot store \(value) here"
         }
     }
 }

@@ -19,7 +19,7 @@ enum PostgresValues {
         case .int: "bigint"
         case .uint: "numeric(20)"
         case .float, .double, .date: "double precision"
-        case .string, .url: "text"
+        case .string, .url: "text COLLATE \"C\""
         case .data: "bytea"
         case .uuid: "uuid"
         case .decimal: "numeric"
@@ -35,22 +35,44 @@ enum PostgresValues {
         }
     }
 
-    /// Appends `value` to `binds` in its column form.
+    /// Collections and composites as text (non-finite doubles as strings, which JSON
+    /// lacks).
+    static func json(_ value: Value) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+        return String(decoding: try encoder.encode(TaggedValue(value: value)), as: UTF8.self)
+    }
+
+    static func value(json text: String) throws -> Value {
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+        return try decoder.decode(TaggedValue.self, from: Data(text.utf8)).value
+    }
+
+    /// Appends `value` to `binds` in its column form. Strings are stored in
+    /// Unicode's composed form (NFC), so strings Swift calls equal are equal in SQL.
+    /// - Throws: `PostgresStoreError.unsupportedValue` for a NaN `Decimal`, which
+    ///   PostgreSQL's numeric has, but postgres-nio cannot send.
     static func append(_ value: Value, to binds: inout PostgresBindings) throws {
         switch value {
         case .null: binds.appendNull()
         case let .bool(v): binds.append(v)
         case let .int(v): binds.append(v)
-        case let .uint(v): try binds.append(Decimal(v))
+        case let .uint(v):
+            // Through its digits: exact for every UInt64.
+            guard let decimal = Decimal(string: String(v)) else { throw PostgresStoreError.unsupportedValue("\(v)") }
+            try binds.append(decimal)
         case let .double(v): binds.append(v)
-        case let .string(v): binds.append(v)
+        case let .string(v): binds.append(v.precomposedStringWithCanonicalMapping)
         case let .date(v): binds.append(v.timeIntervalSinceReferenceDate)
         case let .data(v): binds.append(ByteBuffer(bytes: v))
         case let .uuid(v): binds.append(v)
         case let .url(v): binds.append(v.absoluteString)
-        case let .decimal(v): try binds.append(v)
+        case let .decimal(v):
+            guard !v.isNaN else { throw PostgresStoreError.unsupportedValue("Decimal.nan") }
+            try binds.append(v)
         case .array, .dictionary, .codable:
-            binds.append(String(decoding: try JSONEncoder().encode(TaggedValue(value: value)), as: UTF8.self))
+            binds.append(try json(value))
         case let .reference(id): binds.append(id.rawValue)
         case let .references(ids): binds.append(ids.map(\.rawValue))
         }
@@ -66,7 +88,7 @@ enum PostgresValues {
             case let .reference(id): ints.append(id.rawValue)
             case let .double(v): doubles.append(v)
             case let .date(v): doubles.append(v.timeIntervalSinceReferenceDate)
-            case let .string(v): strings.append(v)
+            case let .string(v): strings.append(v.precomposedStringWithCanonicalMapping)
             case let .uuid(v): uuids.append(v)
             default: return false
             }
@@ -87,7 +109,10 @@ enum PostgresValues {
         case .int: return try cell.decode(Int64?.self).map(Value.int) ?? .null
         case .uint:
             guard let decimal = try cell.decode(Decimal?.self) else { return .null }
-            return .uint(UInt64((decimal as NSDecimalNumber).stringValue) ?? 0)
+            guard let value = UInt64((decimal as NSDecimalNumber).stringValue) else {
+                throw PostgresStoreError.unsupportedValue("\(decimal) as UInt64")
+            }
+            return .uint(value)
         case .float, .double: return try cell.decode(Double?.self).map(Value.double) ?? .null
         case .date: return try cell.decode(Double?.self).map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null
         case .string: return try cell.decode(String?.self).map(Value.string) ?? .null
@@ -97,7 +122,7 @@ enum PostgresValues {
         case .decimal: return try cell.decode(Decimal?.self).map(Value.decimal) ?? .null
         case .array, .set, .dictionary, .codable:
             guard let text = try cell.decode(String?.self) else { return .null }
-            return try JSONDecoder().decode(TaggedValue.self, from: Data(text.utf8)).value
+            return try value(json: text)
         }
     }
 }

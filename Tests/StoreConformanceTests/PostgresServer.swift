@@ -2,8 +2,9 @@ import Foundation
 
 /// The PostgreSQL server the PostgresStore cases run against: started once per test
 /// process by `Scripts/postgres-test-server.sh` from the system's packages (or named
-/// by `OSD_POSTGRES_URL`), stopped when the process exits. Without server binaries
-/// the PostgresStore cases are skipped, and `StoreKindTests` says so.
+/// by `OSD_POSTGRES_URL`); the script's watcher stops it and deletes its folder when
+/// this process ends, however it ends. Without server binaries the PostgresStore
+/// cases are skipped, and `StoreKindTests` says so.
 enum PostgresServer {
     struct Running: Sendable {
         let url: String
@@ -27,27 +28,23 @@ enum PostgresServer {
         if let url = ProcessInfo.processInfo.environment["OSD_POSTGRES_URL"], !url.isEmpty {
             return .success(Running(url: url, folder: nil))
         }
-        let (status, output) = shell(["bash", script, "start"])
+        let (status, output) = shell(["bash", script, "start", "--watch", String(ProcessInfo.processInfo.processIdentifier)])
         guard status == 0 else {
             return .failure(Failure(description: "no PostgreSQL server (\(output.trimmingCharacters(in: .whitespacesAndNewlines)))"))
         }
         let parts = output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map(String.init)
         guard parts.count == 2 else { return .failure(Failure(description: "unexpected output of the server script: \(output)")) }
-        stopFolder = parts[1]
-        atexit {
-            if let folder = PostgresServer.stopFolder { _ = PostgresServer.shell(["bash", PostgresServer.script, "stop", folder]) }
-        }
         return .success(Running(url: parts[0], folder: parts[1]))
     }
-
-    nonisolated(unsafe) private static var stopFolder: String?
 
     /// A new, empty database on the server, for one test: its URL.
     static func makeDatabase() throws -> String {
         let base = try shared.get().url
         let name = "osd_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        let psql = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql"))?.sorted().last
-            .map { "/usr/lib/postgresql/\($0)/bin/psql" } ?? "psql"
+        // The newest installed version's client (versions compare as numbers: 9.6 < 16).
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        let newest = versions.max { ($0.split(separator: ".").compactMap { Int($0) }).lexicographicallyPrecedes($1.split(separator: ".").compactMap { Int($0) }) }
+        let psql = newest.map { "/usr/lib/postgresql/\($0)/bin/psql" } ?? "psql"
         let (status, output) = shell([psql, base, "-v", "ON_ERROR_STOP=1", "-q", "-c", "CREATE DATABASE \(name)"])
         guard status == 0 else { throw Failure(description: "CREATE DATABASE failed: \(output)") }
         guard let slash = base.lastIndex(of: "/") else { throw Failure(description: "unexpected URL \(base)") }

@@ -43,6 +43,53 @@ struct PostgresStoreTests {
         #expect(final.seats == 9)
     }
 
+    @Test func aConflictStaysAConflictUntilTheContextReadsAgain() throws {
+        let url = try PostgresServer.makeDatabase()
+        let one = try ModelContainer(for: schema, configurations: [try PostgresStoreConfiguration(url: url)])
+        let two = try ModelContainer(for: schema, configurations: [try PostgresStoreConfiguration(url: url)])
+        let a = ModelContext(one)
+        a.insert(voyage("C1", price: 1))
+        try a.save()
+        let b = ModelContext(two)
+        let theirs = try #require(try b.fetch(FetchDescriptor<Voyage>()).first)
+        theirs.destination = "Faro"
+        // A writes after B read and changed: B's refreshing fetch must not adopt A's version.
+        let mine = try #require(try a.fetch(FetchDescriptor<Voyage>()).first)
+        mine.price = 2
+        try a.save()
+        _ = try b.fetch(FetchDescriptor<Voyage>())
+        #expect(throws: PostgresStoreError.self) { try b.save() }
+        // Saving again without reading again is refused again: A's price is not overwritten.
+        #expect(throws: PostgresStoreError.self) { try b.save() }
+        let check = try #require(try ModelContext(one).fetch(FetchDescriptor<Voyage>()).first)
+        #expect(check.price == 2)
+        #expect(check.destination == "Lisbon")
+    }
+
+    @Test func valuesOfEveryKindRoundTrip() throws {
+        let url = try PostgresServer.makeDatabase()
+        let container = try ModelContainer(for: Gauge.self, configurations: PostgresStoreConfiguration(url: url))
+        let context = ModelContext(container)
+        let gauge = Gauge()
+        context.insert(gauge)
+        try context.save()
+        let read = try #require(try ModelContext(container).fetch(FetchDescriptor<Gauge>()).first)
+        #expect(read.big == UInt64.max)
+        #expect(read.amount == Decimal(string: "12345678901234567890.123456789"))
+        #expect(read.bytes == Data([0, 255, 1, 254]))
+        #expect(read.link == URL(string: "https://example.com/a%20b?c=d"))
+        #expect(read.token == gauge.token)
+        #expect(read.readings.count == 3 && read.readings[0] == .infinity && read.readings[1].isNaN && read.readings[2] == -0.5)
+        #expect(read.when == gauge.when)
+        #expect(read.label == "café")
+        // Swift calls the composed and decomposed forms equal; so does the store.
+        let decomposed = "cafe\u{301}"
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Gauge>(predicate: #Predicate { $0.label == decomposed })) == 1)
+        // A NaN Decimal is refused with a typed error, not a crash.
+        gauge.amount = .nan
+        #expect(throws: PostgresStoreError.unsupportedValue("Decimal.nan")) { try context.save() }
+    }
+
     @Test func concurrentWritersFromManyTasksAllLand() async throws {
         let url = try PostgresServer.makeDatabase()
         let containers = try (0..<2).map { _ in try ModelContainer(for: schema, configurations: [try PostgresStoreConfiguration(url: url)]) }
@@ -120,6 +167,20 @@ struct PostgresStoreTests {
             return false
         }
     }
+}
+
+@Model
+final class Gauge {
+    var big: UInt64 = UInt64.max
+    var amount: Decimal = Decimal(string: "12345678901234567890.123456789")!
+    var bytes = Data([0, 255, 1, 254])
+    var link = URL(string: "https://example.com/a%20b?c=d")!
+    var token = UUID()
+    var readings: [Double] = [.infinity, .nan, -0.5]
+    var when = Date(timeIntervalSinceReferenceDate: 123_456_789.123_456_7)
+    var label = "café"
+
+    init() {}
 }
 
 /// Moving an app's document into PostgreSQL.

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import OpenSwiftDataPostgres
 import SwiftData
 
 /// The API: `/trips` (list, search, create), `/trips/:name` (read, change, delete),
@@ -48,8 +49,14 @@ struct TripRoutes: Sendable {
         router.patch("trips/:name") { request, context -> TripBody in
             let name = try context.parameters.require("name")
             let change = try await request.decode(as: TripChange.self, context: context)
-            guard let trip = try await repository().change(name, change) else { throw HTTPError(.notFound) }
-            return trip
+            do {
+                guard let trip = try await repository().change(name, change) else { throw HTTPError(.notFound) }
+                return trip
+            } catch let error as PostgresStoreError {
+                // Another server saved this trip since this request read it: nothing changed.
+                guard case .conflict = error else { throw error }
+                throw HTTPError(.conflict, message: "\(name) changed meanwhile: read it again")
+            }
         }
         router.delete("trips/:name") { _, context -> HTTPResponse.Status in
             let name = try context.parameters.require("name")
