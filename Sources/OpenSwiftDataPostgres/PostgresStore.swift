@@ -402,10 +402,7 @@ public final class PostgresStore: DataStore {
 
     /// The slots a snapshot holds values for, ascending.
     private func writtenSlots(_ snapshot: DefaultSnapshot, of entity: EntityDescription) -> [Int] {
-        (0..<entity.slotCount).filter { slot in
-            let name = slot < entity.attributes.count ? entity.attributes[slot].name : entity.relationships[slot - entity.attributes.count].name
-            return snapshot.entries[name] != nil
-        }
+        (0..<entity.slotCount).filter { snapshot.entries[entity.name(ofSlot: $0)] != nil }
     }
 
     /// The slots whose values `snapshot` changes in stored row `row`, ascending (for history).
@@ -419,10 +416,7 @@ public final class PostgresStore: DataStore {
         // (Read with the versions of no context: the save's own check decides conflicts.)
         let old = try self.snapshot(stored, of: entity, state: nil)
         let new = snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped)
-        return writtenSlots(snapshot, of: entity).filter { slot in
-            let name = slot < entity.attributes.count ? entity.attributes[slot].name : entity.relationships[slot - entity.attributes.count].name
-            return old.entries[name] != new.entries[name]
-        }
+        return writtenSlots(snapshot, of: entity).filter { old.entries[entity.name(ofSlot: $0)] != new.entries[entity.name(ofSlot: $0)] }
     }
 
     /// The `.preserveValueOnDeletion` values of row `row`, for its deletion's tombstone.

@@ -18,8 +18,8 @@ enum DocumentExport {
     static func checkExportable(_ schema: StoreSchema) throws(ToolFailure) {
         for entity in schema.entities {
             var names: Set<String> = [idKey]
-            for slot in 0..<entity.slotCount where !names.insert(SchemaJSON.slotName(slot, of: entity)).inserted {
-                throw ToolFailure("cannot export \(entity.name): two of its slots are named \(SchemaJSON.slotName(slot, of: entity))")
+            for slot in 0..<entity.slotCount where !names.insert(entity.name(ofSlot: slot)).inserted {
+                throw ToolFailure("cannot export \(entity.name): two of its slots are named \(entity.name(ofSlot: slot))")
             }
         }
     }
@@ -28,7 +28,7 @@ enum DocumentExport {
         var members: [(key: String, value: JSON)] = [(idKey, .integer(id.rawValue))]
         members.reserveCapacity(row.count + 1)
         for (slot, value) in row.enumerated() {
-            members.append((SchemaJSON.slotName(slot, of: entity), ValueJSON.json(value)))
+            members.append((entity.name(ofSlot: slot), ValueJSON.json(value)))
         }
         return .object(members)
     }

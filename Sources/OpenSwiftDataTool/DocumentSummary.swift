@@ -109,7 +109,7 @@ struct DocumentSummary {
             if let inverse = relationship.inverse { notes.append("inverse \(inverse)") }
             rows.append(["  " + relationship.name, "→ " + target, notes.joined(separator: ", ")])
         }
-        let names = { (slots: [Int]) in "(" + slots.map { SchemaJSON.slotName($0, of: entity) }.joined(separator: ", ") + ")" }
+        let names = { (slots: [Int]) in "(" + slots.map { entity.name(ofSlot: $0) }.joined(separator: ", ") + ")" }
         for slots in entity.uniqueness {
             rows.append(["  unique", names(slots), ""])
         }

@@ -14,7 +14,7 @@ enum SchemaJSON {
 
     static func json(_ entity: EntityDescription) -> JSON {
         func slotJSON(_ slot: Int) -> JSON {
-            let name = slotName(slot, of: entity)
+            let name = entity.name(ofSlot: slot)
             // A name that another slot shares first would read back as that slot.
             return entity.slot(named: name) == slot ? .string(name) : .integer(Int64(slot))
         }
@@ -45,10 +45,6 @@ enum SchemaJSON {
         ])
     }
 
-    /// The name of attribute or relationship `slot`.
-    static func slotName(_ slot: Int, of entity: EntityDescription) -> String {
-        slot < entity.attributes.count ? entity.attributes[slot].name : entity.relationships[slot - entity.attributes.count].name
-    }
 
     static func typeJSON(_ type: ValueType) -> JSON {
         switch type {

@@ -53,7 +53,7 @@ extension Tool {
                         try output.line(JSONWriter.compact(DocumentExport.rowJSON(row, id: id, of: description)))
                     }
                 } else {
-                    let header = [DocumentExport.idKey] + (0..<description.slotCount).map { SchemaJSON.slotName($0, of: description) }
+                    let header = [DocumentExport.idKey] + (0..<description.slotCount).map { description.name(ofSlot: $0) }
                     let cells = matches.map { id, row in ["\(id.rawValue)"] + row.map(ValueDisplay.cell) }
                     for line in TextTable.lines([header] + cells) { try output.line(line) }
                     try output.line("(\(plural(matches.count, "row")))")

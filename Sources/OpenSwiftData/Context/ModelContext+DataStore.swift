@@ -84,27 +84,28 @@ extension ModelContext {
         return Array(models[FetchWindow.range(of: models.count, offset: descriptor.fetchOffset, limit: descriptor.fetchLimit)])
     }
 
-    /// `fetchCount(_:)` over a custom store: the store counts unless unsaved
-    /// changes take part or it prefers the context to filter.
+    /// `fetchCount(_:)` over a custom store.
     func storeCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
-        guard let external = container.external else { return 0 }
-        if !descriptor.includePendingChanges || (pendingModels(of: T.self).isEmpty && deleted.isEmpty) {
-            do {
-                return try external.fetchCount(descriptor, editingState: editingState)
-            } catch let error as DataStoreError where error == .preferInMemoryFilter || error == .preferInMemorySort {}
-        }
-        return try storeMatches(descriptor).count
+        try askStore(descriptor, { try $0.fetchCount(descriptor, editingState: $1) }, else: { $0.count })
     }
 
-    /// `fetchIdentifiers(_:)` over a custom store, as `storeCount(_:)` decides.
+    /// `fetchIdentifiers(_:)` over a custom store.
     func storeIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [PersistentIdentifier] {
-        guard let external = container.external else { return [] }
-        if !descriptor.includePendingChanges || (pendingModels(of: T.self).isEmpty && deleted.isEmpty) {
+        try askStore(descriptor, { try $0.fetchIdentifiers(descriptor, editingState: $1) }, else: { $0.map { $0.modelBacking.identifier } })
+    }
+
+    /// The store's answer (`ask`) unless unsaved changes take part or the store prefers
+    /// the context to filter or sort; then `fromModels` of `storeMatches(_:)`.
+    private func askStore<T: PersistentModel, R>(
+        _ descriptor: FetchDescriptor<T>, _ ask: (any ExternalStore, EditingState) throws -> R, else fromModels: ([T]) -> R
+    ) throws -> R {
+        if let external = container.external,
+           !descriptor.includePendingChanges || (pendingModels(of: T.self).isEmpty && deleted.isEmpty) {
             do {
-                return try external.fetchIdentifiers(descriptor, editingState: editingState)
+                return try ask(external, editingState)
             } catch let error as DataStoreError where error == .preferInMemoryFilter || error == .preferInMemorySort {}
         }
-        return try storeMatches(descriptor).map { $0.modelBacking.identifier }
+        return fromModels(try storeMatches(descriptor))
     }
 
     /// Unsaved inserts and saved models with unsaved changes, of type `T`.
@@ -171,11 +172,7 @@ extension ModelContext {
 
     /// The identifiers a stored relationship value names, without loading models.
     func storedIdentifiers(_ value: Value, of relationship: EntityLayout.RelationshipSlot) -> [PersistentIdentifier] {
-        let rows: [RowID] = switch value {
-        case let .reference(id): [id]
-        case let .references(ids): ids
-        default: []
-        }
+        let rows = value.referencedRows
         if let references = container.external?.references { return rows.compactMap(references.identifier(for:)) }
         guard let entity = container.entityIndex(named: relationship.destination) else { return [] }
         return rows.map { identifier(entity: entity, row: $0) }
@@ -287,7 +284,7 @@ extension ModelContext {
         // can be held as references to them.
         for model in insertedModels + changedModels {
             let backing = model.modelBacking
-            let row = storeRow(of: backing, references: external.references)
+            let row = row(of: backing)
             backing.values = row
             backing.committed = row
             backing.dirty = []
@@ -309,18 +306,5 @@ extension ModelContext {
             NotificationKey.updatedIdentifiers.rawValue: updatedIDs,
             NotificationKey.deletedIdentifiers.rawValue: deletedIDs,
         ])
-    }
-
-    /// The backing data's values with relationship slots referring to the related
-    /// models' identifiers.
-    private func storeRow(of backing: any ModelBacking, references: ExternalReferences) -> Row {
-        var row = backing.values
-        let layout = backing.layout
-        for (j, relationship) in layout.relationships.enumerated() {
-            guard let models = backing.resolvedModels(j) else { continue }
-            let rows = models.filter { !$0.modelBacking.isDeleted }.map { references.reference(for: $0.modelBacking.identifier) }
-            row[layout.attributes.count + j] = relationship.isToMany ? .references(rows) : rows.first.map(Value.reference) ?? .null
-        }
-        return row
     }
 }

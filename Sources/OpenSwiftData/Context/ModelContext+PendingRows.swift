@@ -20,9 +20,12 @@ extension ModelContext {
         return row
     }
 
+    /// The reference a row holds to `model`: its row, or over a custom store the
+    /// reference standing for its identifier (`ExternalReferences`).
     func rowReference(_ model: any PersistentModel, keepingDeleted: Bool = false) -> RowID? {
         let backing = model.modelBacking
         guard backing.context === self, keepingDeleted || !backing.isDeleted else { return nil }
+        if let external = container.external { return external.references.reference(for: backing.identifier) }
         return RowID(backing.identifier.id.key)
     }
 

@@ -40,12 +40,7 @@ extension ModelContext {
                 else { continue }
                 var referrers: [(RowID, [any PersistentModel])] = []
                 version.tables[entity].forEach(slot: layout.attributes.count + j) { id, value in
-                    let ids: [RowID] = switch value {
-                    case let .reference(id): [id]
-                    case let .references(ids): ids
-                    default: []
-                    }
-                    let models = ids.compactMap { targets[$0] }
+                    let models = value.referencedRows.compactMap { targets[$0] }
                     if !models.isEmpty { referrers.append((id, models)) }
                 }
                 for (id, models) in referrers {

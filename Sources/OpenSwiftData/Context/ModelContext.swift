@@ -205,12 +205,8 @@ public class ModelContext: Equatable, SendableMetatype {
     /// The models a stored relationship value refers to, registering them.
     /// References to rows that no longer exist are skipped.
     func resolve(_ value: Value, of relationship: EntityLayout.RelationshipSlot) -> [any PersistentModel] {
-        let ids: [RowID] = switch value {
-        case let .reference(id): [id]
-        case let .references(ids): ids
-        default: []
-        }
         if container.external != nil { return storeModels(for: storedIdentifiers(value, of: relationship), of: relationship) }
+        let ids = value.referencedRows
         guard !ids.isEmpty, let entity = container.entityIndex(named: relationship.destination) else { return [] }
         let version = container.store.current
         let table = version.tables[entity]

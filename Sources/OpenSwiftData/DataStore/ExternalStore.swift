@@ -101,13 +101,12 @@ final class ExternalStoreBox<S: DataStore>: ExternalStore, @unchecked Sendable {
 
     func invalidateState(for editingState: EditingState) { serialized { store.invalidateState(for: editingState) } }
 
+    // (Two near-copies: each needs the provider's `HistoryType` statically, which a
+    // shared closure cannot take.)
     func fetchHistory<T: HistoryTransaction>(_ descriptor: HistoryDescriptor<T>) throws -> [T] {
         guard let provider = store as? any HistoryProviding else { throw DataStoreError.unsupportedFeature }
         func run<P: HistoryProviding>(_ provider: P) throws -> [T] {
-            guard let descriptor = descriptor as? HistoryDescriptor<P.HistoryType> else {
-                throw SwiftDataError(.invalidTransactionFetchRequest, "the store keeps \(P.HistoryType.self), not \(T.self)")
-            }
-            return try serialized { try provider.fetchHistory(descriptor) }.map { $0 as! T }
+            try serialized { try provider.fetchHistory(Self.typed(descriptor, for: P.self)) }.map { $0 as! T }
         }
         return try run(provider)
     }
@@ -115,12 +114,19 @@ final class ExternalStoreBox<S: DataStore>: ExternalStore, @unchecked Sendable {
     func deleteHistory<T: HistoryTransaction>(_ descriptor: HistoryDescriptor<T>) throws {
         guard let provider = store as? any HistoryProviding else { throw DataStoreError.unsupportedFeature }
         func run<P: HistoryProviding>(_ provider: P) throws {
-            guard let descriptor = descriptor as? HistoryDescriptor<P.HistoryType> else {
-                throw SwiftDataError(.invalidTransactionFetchRequest, "the store keeps \(P.HistoryType.self), not \(T.self)")
-            }
-            try serialized { try provider.deleteHistory(descriptor) }
+            try serialized { try provider.deleteHistory(Self.typed(descriptor, for: P.self)) }
         }
         try run(provider)
+    }
+
+    /// `descriptor` as one of `P`'s transaction type, or `invalidTransactionFetchRequest`.
+    private static func typed<T, P: HistoryProviding>(
+        _ descriptor: HistoryDescriptor<T>, for _: P.Type
+    ) throws -> HistoryDescriptor<P.HistoryType> {
+        guard let typed = descriptor as? HistoryDescriptor<P.HistoryType> else {
+            throw SwiftDataError(.invalidTransactionFetchRequest, "the store keeps \(P.HistoryType.self), not \(T.self)")
+        }
+        return typed
     }
 }
 

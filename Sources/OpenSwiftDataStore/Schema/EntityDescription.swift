@@ -49,6 +49,11 @@ public struct EntityDescription: Hashable, Sendable {
     /// The slot of the relationship at `index`.
     public func slot(ofRelationship index: Int) -> Int { attributes.count + index }
 
+    /// The name of the attribute or relationship at `slot`.
+    public func name(ofSlot slot: Int) -> String {
+        slot < attributes.count ? attributes[slot].name : relationships[slot - attributes.count].name
+    }
+
     /// The slot named `name`, attribute or relationship.
     public func slot(named name: String) -> Int? {
         if let i = attributes.firstIndex(where: { $0.name == name }) { return i }

@@ -297,7 +297,7 @@ public final class Store: Sendable {
         var merged = row
         for (j, relationship) in description.relationships.enumerated() {
             let slot = description.slot(ofRelationship: j)
-            let new = references(in: merged[slot])
+            let new = merged[slot].referencedRows
             if new.isEmpty {
                 merged[slot] = old[slot]
                 continue
@@ -306,7 +306,7 @@ public final class Store: Sendable {
                   let destination = version.schema.entityIndex(named: relationship.destination),
                   let inverseSlot = version.schema.entities[destination].slot(named: inverse)
             else { continue }
-            for target in references(in: old[slot]) where !new.contains(target) {
+            for target in old[slot].referencedRows where !new.contains(target) {
                 guard var other = version.row(target, of: destination) else { continue }
                 switch other[inverseSlot] {
                 case .reference(id): other[inverseSlot] = .null
@@ -318,14 +318,6 @@ public final class Store: Sendable {
             }
         }
         return merged
-    }
-
-    private static func references(in value: Value) -> [RowID] {
-        switch value {
-        case let .reference(id): [id]
-        case let .references(ids): ids
-        default: []
-        }
     }
 
     /// Whether a relationship slot of `row` names a row by temporary id.

@@ -44,6 +44,16 @@ public enum Value: Hashable, Sendable {
         return false
     }
 
+    /// The rows a relationship value refers to: one for `.reference`, the list for
+    /// `.references`, none otherwise.
+    public var referencedRows: [RowID] {
+        switch self {
+        case let .reference(id): [id]
+        case let .references(ids): ids
+        default: []
+        }
+    }
+
     /// Whether the two are the same value to the bit, where `==` says equal for some
     /// that are not: `-0.0` and `0.0`, and strings in different Unicode forms. Writes
     /// that skip "unchanged" values use it, so no such change is dropped. Collections

@@ -75,13 +75,29 @@ final class MemoStore: DataStore {
     let identifier = "memos"
     private var records: [PersistentIdentifier: MemoRecord] = [:]
     private var nextKey = 1
+    /// How many fetches and cache lookups reached the store.
+    private(set) var fetches = 0
+    private(set) var cacheLookups = 0
+
+    /// The store opened last, so the one test over it can look at it.
+    nonisolated(unsafe) static var last: MemoStore?
 
     init(_ configuration: MemoStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
         self.configuration = configuration
         self.schema = configuration.schema!
+        Self.last = self
+    }
+
+    /// The records themselves: the store holds them all in memory.
+    func cachedSnapshots(
+        for persistentIdentifiers: [PersistentIdentifier], editingState: EditingState
+    ) throws -> [PersistentIdentifier: MemoRecord] {
+        cacheLookups += 1
+        return records.filter { persistentIdentifiers.contains($0.key) }
     }
 
     func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, MemoRecord> {
+        fetches += 1
         if request.descriptor.predicate != nil { throw DataStoreError.preferInMemoryFilter }
         if !request.descriptor.sortBy.isEmpty { throw DataStoreError.preferInMemorySort }
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: records.values.sorted { $0.persistentIdentifier < $1.persistentIdentifier })
@@ -118,6 +134,15 @@ final class MemoStore: DataStore {
         memos[0].priority = 1
         try reader.save()
         #expect(try ModelContext(container).fetch(FetchDescriptor<Memo>(predicate: #Predicate { $0.priority == 1 })).map(\.text) == ["book train"])
+
+        // A model looked up by identifier comes from the store's cache, without a fetch.
+        let store = try #require(MemoStore.last)
+        let id = memos[1].persistentModelID
+        let fetchesBefore = store.fetches
+        let cold = ModelContext(container)
+        #expect((cold.model(for: id) as? Memo)?.text == "buy tiles")
+        #expect(store.cacheLookups >= 1)
+        #expect(store.fetches == fetchesBefore)
 
         // A record that does not encode as keyed entries cannot be read: a typed error, not a crash.
         writer.insert(Memo(text: "unreadable", priority: 0))

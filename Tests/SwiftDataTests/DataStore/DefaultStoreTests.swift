@@ -100,6 +100,10 @@ import Testing
 
         let history = try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>())
         #expect(history.count == 3)
+
+        // Erasing the container erases through the store.
+        try container.erase()
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Excursion>()) == 0)
     }
 
     @Test func aForwardingStoreKeepsItsDocument() throws {
