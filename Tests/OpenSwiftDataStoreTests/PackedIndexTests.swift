@@ -174,6 +174,161 @@ import Testing
         // The bulk build takes the same turn.
         Self.check(StoreVersion(schema: Self.schema, tables: store.current.tables, generation: 2), using: &rng)
     }
+
+    /// Commits inserting at least 1,024 rows of an entity, and as many as it holds,
+    /// index them in bulk (sorted and merged): the indexes must be those row-by-row
+    /// inserts give, into an empty entity, into one holding rows, and beside updates
+    /// and deletes; NaN unique keys clash with nothing.
+    @Test func bulkInsertsIndexAsRowByRowInsertsDo() throws {
+        var rng = SplitMix(seed: 7)
+        let store = Store(schema: Self.schema)
+        var nextKey = 0.0
+        var live: [RowID] = []
+        for (round, count) in [1_500, 2_000, 1_100, 4_700, 1_024].enumerated() {
+            var changes = ChangeSet()
+            for i in 0..<count {
+                nextKey += 1
+                var row = (0..<6).map { Self.value($0, using: &rng) }
+                row.append(.double(i % 97 == 0 ? .nan : nextKey))
+                changes.inserts.append(.init(entity: 0, temporaryID: RowID(Int64(-1 - i)), row: row))
+            }
+            if round == 3 {
+                for id in live.shuffled(using: &rng).prefix(40) { changes.updates.append(.init(entity: 0, id: id, values: [5: .string("moved")])) }
+                let updated = Set(changes.updates.map(\.id))
+                for id in live.shuffled(using: &rng).prefix(30) where !updated.contains(id) { changes.deletes.append(.init(entity: 0, id: id)) }
+            }
+            let deleted = changes.deletes.count
+            let before = store.current.tables[0].count
+            let result = try store.commit(changes)
+            #expect(result.upserted.isEmpty)
+            #expect(store.current.tables[0].count == before + count - deleted)
+            live = store.current.tables[0].rowIDs
+            Self.check(store.current, using: &rng)
+        }
+        #expect(store.current.lookup(unique: [.double(nextKey)], constraint: 0, of: 0) == live.last)
+    }
+
+    /// A large insert whose unique keys clash, with a stored row's or with each other,
+    /// upserts as a small one does: the later row takes over the earlier one's.
+    @Test func bulkInsertsWithClashingKeysUpsert() throws {
+        var rng = SplitMix(seed: 8)
+        let store = Store(schema: Self.schema)
+        var first = ChangeSet()
+        first.inserts.append(.init(entity: 0, temporaryID: RowID(-1), row: Self.sample(key: 5)))
+        let stored = try #require(try store.commit(first).assigned[EntityRow(entity: 0, id: RowID(-1))])
+
+        var second = ChangeSet()
+        for i in 0..<2_000 { second.inserts.append(.init(entity: 0, temporaryID: RowID(Int64(-1 - i)), row: Self.sample(key: Double(i)))) }
+        let upsert = try store.commit(second)
+        #expect(upsert.upserted == [EntityRow(entity: 0, id: RowID(-6))])
+        #expect(upsert.assigned[EntityRow(entity: 0, id: RowID(-6))] == stored)
+        #expect(store.current.tables[0].count == 2_000)
+        Self.check(store.current, using: &rng)
+
+        var third = ChangeSet()
+        for i in 0..<3_000 {
+            let key = i == 2_999 ? 10_000 : Double(10_000 + i)
+            third.inserts.append(.init(entity: 0, temporaryID: RowID(Int64(-1 - i)), row: Self.sample(key: key)))
+        }
+        let twice = try store.commit(third)
+        #expect(twice.upserted == [EntityRow(entity: 0, id: RowID(-3_000))])
+        #expect(twice.assigned[EntityRow(entity: 0, id: RowID(-3_000))] == twice.assigned[EntityRow(entity: 0, id: RowID(-1))])
+        #expect(store.current.tables[0].count == 4_999)
+        Self.check(store.current, using: &rng)
+    }
+
+    /// String indexes order by NFC-normalized scalars with `==` as ties, a strict
+    /// weak order even where Swift 6.3's `<` is not one: across strings
+    /// normalization changes (combining marks, precomposed letters, Hangul jamo and
+    /// syllables, the KELVIN and ANGSTROM SIGNs, a ligature, CR LF, DEL) and scripts
+    /// the byte comparison decides alone (Cyrillic, CJK), built in bulk and row by row.
+    @Test func stringIndexesOrderByNormalizedScalars() throws {
+        let schema = StoreSchema(entities: [
+            EntityDescription(
+                name: "Text", attributes: [AttributeDescription(name: "s", type: .string, isOptional: false)],
+                relationships: [], indices: [IndexDescription(kind: .binary, slots: [0])]),
+        ])
+        let pieces = [
+            "a", "e", "K", "k", "z", "A", "0", " ", "-", "\r", "\n", "\u{0}", "\u{7F}", "\u{301}", "\u{308}", "\u{327}",
+            "é", "ä", "\u{212A}", "\u{212B}", "Å", "\u{1100}", "\u{1161}", "\u{11A8}", "가", "🙂", "\u{FB01}", "ü",
+            "я", "й", "и\u{306}", "日", "本", "か", "\u{3099}", "が", "Ω", "\u{2126}",
+        ]
+        var rng = SplitMix(seed: 11)
+        func text() -> String { (0..<Int.random(in: 0...6, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined() }
+        let store = Store(schema: schema)
+        var bulk = ChangeSet()
+        for i in 0..<1_500 { bulk.inserts.append(.init(entity: 0, temporaryID: RowID(Int64(-1 - i)), row: [.string(text())])) }
+        _ = try store.commit(bulk)
+        for _ in 0..<10 {
+            var small = ChangeSet()
+            for i in 0..<50 { small.inserts.append(.init(entity: 0, temporaryID: RowID(Int64(-1 - i)), row: [.string(text())])) }
+            _ = try store.commit(small)
+        }
+        let version = store.current
+        version._checkInvariants()
+        var rows: [(id: RowID, text: String)] = []
+        version.tables[0].forEach { id, row in
+            if case let .string(text) = row[0] { rows.append((id, text)) }
+        }
+        // The reference: Foundation's NFC, scalar by scalar; rows break ties.
+        func normalized(_ s: String) -> [UInt32] { s.precomposedStringWithCanonicalMapping.unicodeScalars.map(\.value) }
+        let expected = rows.map { ($0.id, normalized($0.text)) }.sorted { a, b in
+            a.1 != b.1 ? a.1.lexicographicallyPrecedes(b.1) : a.0 < b.0
+        }.map(\.0)
+        let index = version.orderedIndexes[0][0]
+        #expect(Self.scan(index, from: nil, to: nil) == expected)
+        for row in rows.shuffled(using: &rng).prefix(200) {
+            let bound = IndexBound([.string(row.text)], inclusive: true)
+            let tied = Self.scan(index, from: bound, to: bound)
+            let equal = rows.filter { $0.text == row.text }.map(\.id)
+            #expect(Set(tied) == Set(equal), "ties of \(row.text.unicodeScalars.map(\.value))")
+        }
+    }
+
+    /// A large insert of ASCII strings sorts by radix on their first eight bytes, then
+    /// by comparison within runs: shared prefixes, NULs against the padding, small
+    /// and large strings and duplicates (kept in row order) come out as `String`s do.
+    @Test func bulkInsertsOfASCIIStringsSortByPrefixThenString() throws {
+        let schema = StoreSchema(entities: [
+            EntityDescription(
+                name: "Text", attributes: [AttributeDescription(name: "s", type: .string, isOptional: false)],
+                relationships: [], indices: [IndexDescription(kind: .binary, slots: [0])]),
+        ])
+        var rng = SplitMix(seed: 13)
+        let stems = ["", "a", "trip-", "trip-1", "trip-12\u{0}", "trip-123", "a much longer ascii stem, past fifteen bytes "]
+        let store = Store(schema: schema)
+        var changes = ChangeSet()
+        var texts: [String] = []
+        for i in 0..<3_000 {
+            let text = stems.randomElement(using: &rng)! + String(Int.random(in: 0..<400, using: &rng)) + (i % 5 == 0 ? "\u{0}" : "")
+            texts.append(text)
+            changes.inserts.append(.init(entity: 0, temporaryID: RowID(Int64(-1 - i)), row: [.string(text)]))
+        }
+        _ = try store.commit(changes)
+        store.current._checkInvariants()
+        // Row i + 1 holds texts[i]; ties keep row order.
+        let expected = texts.indices.sorted { a, b in
+            texts[a] != texts[b] ? Array(texts[a].utf8).lexicographicallyPrecedes(Array(texts[b].utf8)) : a < b
+        }.map { RowID(Int64($0 + 1)) }
+        #expect(Self.scan(store.current.orderedIndexes[0][0], from: nil, to: nil) == expected)
+    }
+
+    /// A large insert with a value the packed kind cannot hold indexes that index row
+    /// by row (turning it general), and the others in bulk.
+    @Test func bulkInsertsWithAValueThatDoesNotPack() throws {
+        var rng = SplitMix(seed: 9)
+        let store = Store(schema: Self.schema)
+        var changes = ChangeSet()
+        for i in 0..<1_500 {
+            var row = Self.sample(key: Double(i))
+            if i == 700 { row[2] = .int(3) }
+            changes.inserts.append(.init(entity: 0, temporaryID: RowID(Int64(-1 - i)), row: row))
+        }
+        _ = try store.commit(changes)
+        #expect(store.current.tables[0].count == 1_500)
+        Self.check(store.current, using: &rng)
+        #expect(store.current.lookup(unique: [.double(700)], constraint: 0, of: 0) == RowID(701))
+    }
 }
 
 /// A scan whose body throws ends cleanly: bounds, keys and entries are released

@@ -16,6 +16,10 @@ import Testing
         .double(.infinity), .double(-.infinity),
         .decimal(Decimal(string: "1.25")!), .decimal(2),
         .string(""), .string("a"), .string("B"), .string("é"), .string("e\u{301}"), .string("ab"),
+        // Strings Swift 6.3's own `<` orders without transitivity (`StringOrder`).
+        .string("éa"), .string("a\u{308}"), .string("ä\u{7F}"), .string("\u{212A}"), .string("K"), .string("K-가K"),
+        .string("\u{1100}\u{1161}"), .string("가é"), .string("é\r"), .string("я"), .string("日本"),
+        .string("a longer string than fifteen bytes"), .string("a longer string than fifteen bytes, é"),
         .date(Date(timeIntervalSinceReferenceDate: -1)), .date(Date(timeIntervalSinceReferenceDate: 3)),
         .data(Data()), .data(Data([1])), .data(Data([1, 0])),
         .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))), .url(URL(string: "https://a.example")!),
@@ -40,6 +44,25 @@ import Testing
                     #expect(a < c, "\(a) < \(b) < \(c) but not \(a) < \(c)")
                 }
             }
+        }
+    }
+
+    /// `StringOrder` (strings in `Value`'s order, string indexes) is NFC scalar order
+    /// with `==` as ties, for small strings (held in the `String` value) and large
+    /// ones, ASCII or not, decided by bytes or by normalizing.
+    @Test func stringsOrderByNormalizedScalars() {
+        #expect(StringOrder._layoutHolds, "String's layout is not the one StringOrder reads")
+        let pieces = [
+            "a", "e", "K", "z", "0", "-", "\r", "\n", "\u{0}", "\u{7F}", "\u{301}", "\u{308}", "é", "ä", "\u{212A}", "\u{1100}",
+            "\u{1161}", "가", "🙂", "я", "и\u{306}", "日本", "が", "か\u{3099}", "Ω", "\u{2126}", "trip-", "a-longer-piece-of-ascii",
+        ]
+        var rng = SplitMix(seed: 12)
+        func text() -> String { (0..<Int.random(in: 0...7, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined() }
+        func normalized(_ s: String) -> [UInt32] { s.precomposedStringWithCanonicalMapping.unicodeScalars.map(\.value) }
+        for _ in 0..<20_000 {
+            let (a, b) = (text(), text())
+            let expected = a == b ? 0 : (normalized(a).lexicographicallyPrecedes(normalized(b)) ? -1 : 1)
+            #expect(StringOrder.compare(a, b).signum() == expected, "\(a.unicodeScalars.map(\.value)) vs \(b.unicodeScalars.map(\.value))")
         }
     }
 

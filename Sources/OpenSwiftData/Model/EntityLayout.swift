@@ -6,20 +6,42 @@ import OpenSwiftDataStore
 /// The layout depends on the type alone (not on a container), so a model's backing
 /// data can use it before the model is inserted anywhere.
 final class EntityLayout: @unchecked Sendable {
-    struct AttributeSlot {
-        var name: String
-        var originalName: String
-        var keyPath: AnyKeyPath
-        var swiftType: Any.Type
+    /// A class, not a struct, as `RelationshipSlot` is: every property read and write
+    /// takes its slot from the layout's array, and copying a struct of this many
+    /// references cost an outlined copy and destroy (about a dozen retains and
+    /// releases) each time, a sixth of inserting a model (W1).
+    final class AttributeSlot: @unchecked Sendable {
+        let name: String
+        let originalName: String
+        let keyPath: AnyKeyPath
+        let swiftType: Any.Type
         /// `swiftType` as a natively storable type, when it is one (the fast path).
-        var storableType: (any _StorableValue.Type)?
-        var valueType: ValueType
-        var isOptional: Bool
-        var options: [Schema.Attribute.Option]
-        var defaultValue: Value?
-        var hashModifier: String?
+        let storableType: (any _StorableValue.Type)?
+        let valueType: ValueType
+        let isOptional: Bool
+        let options: [Schema.Attribute.Option]
+        let defaultValue: Value?
+        let hashModifier: String?
         /// The value transformer of a `.transformable(by:)` attribute, stored as `Data`.
-        var transformer: String?
+        let transformer: String?
+
+        init(
+            name: String, originalName: String, keyPath: AnyKeyPath, swiftType: Any.Type,
+            storableType: (any _StorableValue.Type)?, valueType: ValueType, isOptional: Bool,
+            options: [Schema.Attribute.Option], defaultValue: Value?, hashModifier: String?, transformer: String?
+        ) {
+            self.name = name
+            self.originalName = originalName
+            self.keyPath = keyPath
+            self.swiftType = swiftType
+            self.storableType = storableType
+            self.valueType = valueType
+            self.isOptional = isOptional
+            self.options = options
+            self.defaultValue = defaultValue
+            self.hashModifier = hashModifier
+            self.transformer = transformer
+        }
 
         /// `value` in the engine's form.
         func encode(_ value: Any) -> Value {

@@ -145,6 +145,31 @@ public struct BTree<Key: BTreeKey>: Sendable {
         count += 1
     }
 
+    /// The tree with `new` added: every entry of both, packed into fresh nodes.
+    ///
+    /// How large inserts index (`StoreVersion.insertInBulk`): one walk of the tree
+    /// and one build, where inserting each entry descends and splits along its path.
+    /// `new` must be sorted (`less`) and hold no entry of the tree.
+    /// - Complexity: O(n + k) for n entries and k new ones
+    public func merged(with new: [Entry]) -> BTree {
+        guard count > 0 else { return BTree(sorted: new) }
+        var all: [Entry] = []
+        all.reserveCapacity(count + new.count)
+        var j = 0
+        new.withUnsafeBufferPointer { new in
+            scan { entry in
+                while j < new.count, Self.less(new[j], entry) {
+                    all.append(new[j])
+                    j += 1
+                }
+                all.append(entry)
+                return true
+            }
+            all.append(contentsOf: new[j...])
+        }
+        return BTree(sorted: all)
+    }
+
     /// Removes the entry for `key` and `row`, if present.
     /// - Complexity: O(log n)
     public mutating func remove(_ key: Key, row: RowID) {
@@ -328,7 +353,7 @@ extension Value {
         switch a {
         case let .string(x):
             switch b {
-            case let .string(y): return x == y ? 0 : (x < y ? -1 : 1)
+            case let .string(y): return StringOrder.compare(x, y)
             default: break
             }
         case let .int(x):

@@ -109,14 +109,12 @@ enum ScalarKind: Sendable, Hashable {
     }
 }
 
-/// A non-nil `String` value: compared as `Value` compares strings.
+/// A non-nil `String` value: compared as `Value` compares strings (`StringOrder`).
 struct StringKey: BTreeKey {
     var string: String
 
     @inline(__always)
-    static func compare(_ a: StringKey, _ b: StringKey) -> Int {
-        a.string == b.string ? 0 : (a.string < b.string ? -1 : 1)
-    }
+    static func compare(_ a: StringKey, _ b: StringKey) -> Int { StringOrder.compare(a.string, b.string) }
 
     static func compare(_ key: StringKey, prefix: [Value], decoding: Void) -> Int {
         guard let first = prefix.first else { return 0 }

@@ -193,36 +193,13 @@ public struct RTree: Sendable {
         return x.sign == .minus ? ~bits : bits | (1 << 63)
     }
 
-    /// Sorts by key: least significant byte first, one counting pass per byte that
-    /// differs between keys (a million keys sort in a few tens of milliseconds,
-    /// several times faster than comparison sorting); small inputs sort by comparison.
-    /// - Complexity: O(n) per byte of the keys
+    /// Sorts by key (`RadixSort`); small inputs by comparison.
     private static func radixSort(_ keyed: inout [(key: UInt64, index: Int)]) {
         guard keyed.count > 256 else {
             keyed.sort { $0.key < $1.key }
             return
         }
-        var other = keyed
-        var differing: UInt64 = 0
-        let first = keyed[0].key
-        for entry in keyed { differing |= entry.key ^ first }
-        var counts = [Int](repeating: 0, count: 256)
-        for shift in Swift.stride(from: 0, to: 64, by: 8) where (differing >> UInt64(shift)) & 0xFF != 0 {
-            for i in 0..<256 { counts[i] = 0 }
-            for entry in keyed { counts[Int((entry.key >> UInt64(shift)) & 0xFF)] += 1 }
-            var total = 0
-            for i in 0..<256 {
-                let c = counts[i]
-                counts[i] = total
-                total += c
-            }
-            for entry in keyed {
-                let bucket = Int((entry.key >> UInt64(shift)) & 0xFF)
-                other[counts[bucket]] = entry
-                counts[bucket] += 1
-            }
-            swap(&keyed, &other)
-        }
+        RadixSort.sort(&keyed) { $0.key }
     }
 
     // MARK: Changes

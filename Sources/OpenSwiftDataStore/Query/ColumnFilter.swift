@@ -145,7 +145,7 @@ public struct ColumnFilter {
             typed = column.doubles.withUnsafeBufferPointer { v in
                 fill(n) { holds(Date(timeIntervalSinceReferenceDate: v[$0]), k) }
             }
-        case let (.string, .string(k)): typed = fill(n) { holds(column.strings[$0], k) }
+        case let (.string, .string(k)): typed = fill(n) { holds(StringOrder.compare(column.strings[$0], k), 0) }
         default:
             // Mixed kinds, and kinds without a typed order: each position's value.
             return fill(n) {

@@ -193,6 +193,23 @@ public final class Store: Sendable {
         }
     }
 
+    /// Per entity, the bulk insert of `changes`' rows of it into `version`, where one
+    /// applies (`StoreVersion.bulkInsert`); nil for the others.
+    /// - Complexity: O(inserts), plus the planning of each bulk insert
+    private static func bulkInserts(of changes: ChangeSet, into version: StoreVersion) -> [StoreVersion.BulkInsert?] {
+        var plans = [StoreVersion.BulkInsert?](repeating: nil, count: version.schema.entities.count)
+        guard changes.inserts.count >= StoreVersion.bulkInsertMinimum else { return plans }
+        var counts = [Int](repeating: 0, count: plans.count)
+        for insert in changes.inserts { counts[insert.entity] += 1 }
+        for e in counts.indices where counts[e] >= StoreVersion.bulkInsertMinimum {
+            var rows: [Row] = []
+            rows.reserveCapacity(counts[e])
+            for insert in changes.inserts where insert.entity == e { rows.append(insert.row) }
+            plans[e] = version.bulkInsert(of: rows, into: e)
+        }
+        return plans
+    }
+
     private static func apply(_ changes: ChangeSet, to version: inout StoreVersion) throws(StoreError) -> CommitResult {
         let schema = version.schema
         for e in changes.inserts.map({ $0.entity }) + changes.updates.map({ $0.entity }) + changes.deletes.map({ $0.entity })
@@ -220,10 +237,18 @@ public final class Store: Sendable {
         // resolved once every insert has its row: most inserts refer to none, and
         // reading every written row back to find out cost a row copy each.
         var unresolved: [EntityRow] = []
+        let bulk = bulkInserts(of: changes, into: version)
         for insert in changes.inserts {
             let temporary = EntityRow(entity: insert.entity, id: insert.temporaryID)
             let id: RowID
-            if let clash = version.conflict(for: insert.row, entity: insert.entity, excluding: nil) {
+            if bulk[insert.entity] != nil {
+                // Checked up front: no unique key clashes, so no upsert.
+                id = version.insertUnindexed(insert.row, of: insert.entity)
+                inserted.append(EntityRow(entity: insert.entity, id: id))
+                if hasTemporaryReferences(insert.row, of: schema.entities[insert.entity]) {
+                    unresolved.append(EntityRow(entity: insert.entity, id: id))
+                }
+            } else if let clash = version.conflict(for: insert.row, entity: insert.entity, excluding: nil) {
                 // Upsert: the new model takes over the row that holds its key.
                 id = clash.row
                 if let other = version.conflict(for: insert.row, entity: insert.entity, excluding: id) {
@@ -252,6 +277,9 @@ public final class Store: Sendable {
             }
             assigned.append(temporary, id)
             written.append(EntityRow(entity: insert.entity, id: id))
+        }
+        for (e, plan) in bulk.enumerated() {
+            if let plan { version.finishBulkInsert(into: e, plan: plan) }
         }
         assigned.seal()
 

@@ -72,8 +72,8 @@ public enum Value: Hashable, Sendable {
 extension Value: Comparable {
     /// A total order over values: first by kind, then by the kind's natural order.
     ///
-    /// Sorting and index keys use this order. Strings compare by Unicode scalar
-    /// values, which is what `String.StandardComparator.lexical` does on Linux.
+    /// Sorting and index keys use this order. Strings compare by their NFC-normalized
+    /// Unicode scalars (`StringOrder`), the order Swift documents for `String`.
     ///
     /// It keeps Comparable's laws with `==` (a law test checks them): numbers of
     /// different kinds compare exactly (`.int(2⁵³ + 1)` is above `.double(2⁵³)`, which
@@ -90,7 +90,7 @@ extension Value: Comparable {
         case let (.double(a), .double(b)): return a < b || (!a.isNaN && b.isNaN)
         case (.int, .uint), (.uint, .int), (.int, .double), (.double, .int), (.uint, .double), (.double, .uint):
             return mixedNumberOrder(lhs, rhs) < 0
-        case let (.string(a), .string(b)): return a < b
+        case let (.string(a), .string(b)): return StringOrder.less(a, b)
         case let (.date(a), .date(b)):
             // As doubles: a NaN date (from a document or a computation) sorts above every other.
             let (s, t) = (a.timeIntervalSinceReferenceDate, b.timeIntervalSinceReferenceDate)

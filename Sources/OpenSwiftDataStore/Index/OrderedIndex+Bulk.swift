@@ -1,0 +1,136 @@
+/// Entries added in bulk: how a large insert indexes its rows (`StoreVersion`'s bulk
+/// insert). Sorting the new entries and merging them into freshly packed nodes is
+/// O(n + k log k); adding them one by one descends, and copies or splits, a path of
+/// the tree per entry.
+extension OrderedIndex {
+    /// New entries of an index, sorted in index order, on the index's own key.
+    enum Pending {
+        case general([BTree<IndexKey>.Entry])
+        case scalar([BTree<PackedKey>.Entry])
+        case string([BTree<StringKey>.Entry])
+    }
+
+    /// The entries of `rows`, stored under consecutive identifiers from `firstID`,
+    /// sorted; nil when a value does not fit the index's
+    /// packed key (such rows are added one by one, which turns the index general).
+    ///
+    /// Numbers and dates sort by radix on their packed keys, ASCII strings by radix on
+    /// their first eight bytes and then by comparison within runs of equal ones: the
+    /// sorts are stable, so ties stay in row order, as the index orders them.
+    /// - Complexity: O(k) for numbers, O(k log k) at worst for k rows
+    func pending(_ rows: [Row], firstID: Int64) -> Pending? {
+        let slot = slots[0]
+        switch layout {
+        case let .scalar(kind):
+            var entries: [BTree<PackedKey>.Entry] = []
+            entries.reserveCapacity(rows.count)
+            for (k, row) in rows.enumerated() {
+                guard let key = kind.pack(row[slot]) else { return nil }
+                entries.append(.init(key: key, row: RowID(firstID + Int64(k))))
+            }
+            if entries.count > 256 { RadixSort.sort(&entries) { $0.key.bits } } else { entries.sort(by: BTree.less) }
+            return .scalar(entries)
+        case .string:
+            var entries: [BTree<StringKey>.Entry] = []
+            entries.reserveCapacity(rows.count)
+            for (k, row) in rows.enumerated() {
+                guard case let .string(string) = row[slot] else { return nil }
+                entries.append(.init(key: StringKey(string: string), row: RowID(firstID + Int64(k))))
+            }
+            Self.sortStrings(&entries)
+            return .string(entries)
+        case .general:
+            var entries: [BTree<IndexKey>.Entry] = []
+            entries.reserveCapacity(rows.count)
+            for (k, row) in rows.enumerated() { entries.append(.init(key: key(of: row), row: RowID(firstID + Int64(k)))) }
+            entries.sort(by: BTree.less)
+            return .general(entries)
+        }
+    }
+
+    /// Sorts string entries listed in row order: by radix on their ASCII prefixes
+    /// (`StringOrder.asciiPrefix`), then by comparison within runs of one prefix; by
+    /// comparison alone when some string is not ASCII.
+    private static func sortStrings(_ entries: inout [BTree<StringKey>.Entry]) {
+        guard entries.count > 256 else { return entries.sort(by: BTree.less) }
+        // Sorted as (prefix, position) pairs, which copy without retaining a string.
+        var keyed: [(prefix: UInt64, position: Int)] = []
+        keyed.reserveCapacity(entries.count)
+        for (position, entry) in entries.enumerated() {
+            guard let prefix = StringOrder.asciiPrefix(entry.key.string) else { return entries.sort(by: BTree.less) }
+            keyed.append((prefix, position))
+        }
+        RadixSort.sort(&keyed) { $0.prefix }
+        var sorted: [BTree<StringKey>.Entry] = []
+        sorted.reserveCapacity(entries.count)
+        var start = 0
+        for i in keyed.indices {
+            sorted.append(entries[keyed[i].position])
+            if i + 1 == keyed.count || keyed[i + 1].prefix != keyed[start].prefix {
+                if i > start { sorted[start...i].sort(by: BTree.less) }
+                start = i + 1
+            }
+        }
+        entries = sorted
+    }
+
+    /// Whether two keys of `pending`, or one of them and a key the index holds, are
+    /// equal as a unique constraint counts them (`holder`): `==` values, none of them
+    /// nil (NaN equals nothing).
+    /// - Complexity: O(k log n) for k pending entries and n held ones
+    func clashes(_ pending: Pending) -> Bool {
+        switch pending {
+        case let .scalar(entries):
+            guard case let .scalar(kind) = layout else { return true }
+            return Self.clashes(entries, with: scalars) { !kind.isUnequalWhenTied($0) }
+        case let .string(entries):
+            // Strings tie in index order exactly when they are `==`.
+            return Self.clashes(entries, with: strings) { _ in true }
+        case let .general(entries):
+            for i in entries.indices {
+                let key = entries[i].key
+                guard !key.head.isNull, !key.tail.contains(where: \.isNull) else { continue }
+                // Tied is not always equal (two NaNs tie), so look through the whole run
+                // of keys tied with this one.
+                var j = i - 1
+                while j >= 0, IndexKey.compare(entries[j].key, key) == 0 {
+                    if entries[j].key == key { return true }
+                    j -= 1
+                }
+                var held = false
+                forEachRow(equalTo: key) { _ in
+                    held = true
+                    return false
+                }
+                if held { return true }
+            }
+        }
+        return false
+    }
+
+    /// Whether two of `entries` (sorted) or one of them and an entry of `tree` tie,
+    /// among the keys `counts` lets take part: packed keys tie exactly when equal.
+    private static func clashes<Key>(_ entries: [BTree<Key>.Entry], with tree: BTree<Key>, counts: (Key) -> Bool) -> Bool {
+        for i in entries.indices where counts(entries[i].key) {
+            if i > 0, Key.compare(entries[i - 1].key, entries[i].key) == 0 { return true }
+            var held = false
+            tree.forEachEntry(tiedWith: entries[i].key) { _ in
+                held = true
+                return false
+            }
+            if held { return true }
+        }
+        return false
+    }
+
+    /// Adds the entries of `pending`, which `pending(_:)` made from this index and
+    /// which name rows the index does not hold yet.
+    /// - Complexity: O(n + k) for n entries and k pending ones
+    mutating func add(_ pending: Pending) {
+        switch pending {
+        case let .scalar(entries): scalars = scalars.merged(with: entries)
+        case let .string(entries): strings = strings.merged(with: entries)
+        case let .general(entries): general = general.merged(with: entries)
+        }
+    }
+}
