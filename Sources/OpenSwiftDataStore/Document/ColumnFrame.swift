@@ -110,33 +110,9 @@ enum ColumnFrame {
         _ frames: [Frame.Scanned], schema: StoreSchema, path: String, blobs store: BlobStore,
         policy: DocumentReader.BlobPolicy, cells: Locked<Int>
     ) -> [Result<Decoded, DocumentError>] {
-        let results = ResultSlots<Decoded>(count: frames.count)
-        DispatchQueue.concurrentPerform(iterations: frames.count) { i in
-            results.put(decode(frames[i], schema: schema, path: path, blobs: store, policy: policy, cells: cells), at: i)
+        concurrentMap(frames.count) { i in
+            decode(frames[i], schema: schema, path: path, blobs: store, policy: policy, cells: cells)
         }
-        return results.all
-    }
-
-    /// One result per frame, each slot written by one thread: a buffer of its own, so
-    /// no array's copy-on-write check runs concurrently.
-    private final class ResultSlots<T: Sendable>: @unchecked Sendable {
-        private let slots: UnsafeMutableBufferPointer<Result<T, DocumentError>?>
-
-        init(count: Int) {
-            slots = .allocate(capacity: count)
-            slots.initialize(repeating: nil)
-        }
-
-        deinit {
-            slots.deinitialize()
-            slots.deallocate()
-        }
-
-        /// Called once per slot, from any thread.
-        func put(_ result: Result<T, DocumentError>, at i: Int) { slots[i] = result }
-
-        /// Every slot, once every `put` returned.
-        var all: [Result<T, DocumentError>] { slots.map { $0! } }
     }
 
     private static func decode(

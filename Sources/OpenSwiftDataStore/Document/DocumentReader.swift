@@ -366,15 +366,20 @@ public struct DocumentReader {
 
         // Ordered indexes: the snapshot's order (checked) merged with the rows the
         // journal touched (sorted); entities without a stored order are sorted whole.
-        var indexes: [[OrderedIndex]] = []
-        for (e, entity) in schema.entities.enumerated() {
-            indexes.append(entity.orderedIndexSlots.enumerated().map { i, slots in
-                // The order is derived data: one that does not check out (another build's
-                // comparison, say) is rebuilt by sorting rather than refused.
-                orders[e][i].flatMap { OrderedIndex(slots: slots, of: entity, table: tables[e], order: $0, touched: touched[e]) }
-                    ?? OrderedIndex(slots: slots, of: entity, table: tables[e])
-            })
+        // Each index is built on its own, on every core.
+        let jobs = schema.entities.indices.flatMap { e in schema.entities[e].orderedIndexSlots.indices.map { (e, $0) } }
+        let (builtTables, builtTouched, builtOrders) = (tables, touched, orders)
+        let built = concurrentMap(jobs.count) { k in
+            let (e, i) = jobs[k]
+            let entity = schema.entities[e], slots = entity.orderedIndexSlots[i]
+            // The order is derived data: one that does not check out (another build's
+            // comparison, say) is rebuilt by sorting rather than refused.
+            return builtOrders[e][i].flatMap {
+                OrderedIndex(slots: slots, of: entity, table: builtTables[e], order: $0, touched: builtTouched[e])
+            } ?? OrderedIndex(slots: slots, of: entity, table: builtTables[e])
         }
+        var indexes: [[OrderedIndex]] = schema.entities.map { _ in [] }
+        for (k, (e, _)) in jobs.enumerated() { indexes[e].append(built[k]) }
 
         var finalSchema = schema
         if let placement, let expected {
