@@ -2,10 +2,10 @@ import OpenSwiftDataStore
 
 /// Makes the models of one entity over stored rows, for a context.
 ///
-/// A model made from a fetched row needs `ModelBackingData<M>`'s metadata. Named in
-/// generic code, that is a runtime lookup per model (about 330 instructions, a tenth of
-/// materializing a fault); the maker looks it up once and allocates through the stored
-/// metatype.
+/// A model made from a fetched row needs `ModelBackingData<M>`'s metadata and its
+/// `BackingData` witness table. Named in generic code, each is a runtime lookup per
+/// model (about 430 instructions together, a tenth of materializing a fault); the
+/// maker looks them up once.
 protocol ModelMaking: Sendable {
     /// A model over `row`, or a fault over row `id` of `table` when `row` is nil.
     func make(
@@ -15,17 +15,27 @@ protocol ModelMaking: Sendable {
 }
 
 final class ModelMaker<M: PersistentModel>: ModelMaking {
-    private let backingType = ModelBackingData<M>.self
+    /// `ModelBackingData<M>`, as its non-generic base: allocating through the stored
+    /// metatype (a `required` initializer) looks no metadata up.
+    private let backingType: OurBackingData.Type = ModelBackingData<M>.self
+    /// The witness table of `ModelBackingData<M>: BackingData`, taken once from an
+    /// existential made here: an `any BackingData<M>` is a class reference and this
+    /// table, so one is put together without looking the conformance up.
+    /// (A pointer to immutable runtime data, the same from every thread.)
+    nonisolated(unsafe) private let witnesses: UnsafeRawPointer
+
+    init() {
+        let probe: any BackingData<M> = ModelBackingData<M>()
+        // (`as` keeps the existential closed: opened, it would be the class reference alone.)
+        witnesses = unsafeBitCast(probe as any BackingData<M>, to: (AnyObject, UnsafeRawPointer).self).1
+    }
 
     func make(
         identifier: PersistentIdentifier, layout: EntityLayout, row: Row?, table: Table, id: RowID, generation: UInt64,
         context: ModelContext
     ) -> any PersistentModel {
-        guard let row else {
-            return M(backingData: backingType.init(
-                identifier: identifier, layout: layout, fault: table, id: id, generation: generation, context: context))
-        }
-        return M(backingData: backingType.init(
-            identifier: identifier, layout: layout, row: row, generation: generation, context: context))
+        let backing: AnyObject = backingType.init(
+            identifier: identifier, layout: layout, row: row, table: table, id: id, generation: generation, context: context)
+        return M(backingData: unsafeBitCast((backing, witnesses), to: (any BackingData<M>).self))
     }
 }
