@@ -88,6 +88,8 @@ extension ModelContext {
             throw error.apiError
         }
         let version = result.version ?? container.store.current
+        // `insertedModels` holds them from here; they come back under permanent ids.
+        registry.releaseForReregistration(inserted, incoming: insertedModels.count)
         var insertedIDs: [PersistentIdentifier] = []
         insertedIDs.reserveCapacity(insertedModels.count)
         var updatedIDs: [PersistentIdentifier] = []
@@ -95,7 +97,11 @@ extension ModelContext {
             let entity = insert.entity
             let backing = model.modelBacking
             let temporary = EntityRow(entity: entity, id: RowID(backing.identifier.id.key))
-            guard let rowID = result.assigned[temporary] else { continue }
+            guard let rowID = result.assigned[temporary] else {
+                // (Not stored: it stays registered as it was, as releaseAll would leave it.)
+                registry.register(model, as: backing.identifier, retained: false)
+                continue
+            }
             let permanent = identifier(entity: entity, row: rowID)
             registry.remove(backing.identifier)
             if let displaced = registry[permanent], displaced !== model {

@@ -85,6 +85,27 @@ final class ModelRegistry {
         }
     }
 
+    /// Stops retaining the models of `ids` (a save's inserts, which the caller holds
+    /// while it registers them again under their permanent identifiers) and makes room
+    /// for `incoming` unretained entries.
+    ///
+    /// The retained table is rebuilt when most of it goes, and the unretained one grown
+    /// once: saving a million inserts held both full-size tables, and the copies
+    /// growing one entry at a time made, at the peak of its memory (M1).
+    /// - Complexity: O(ids + retained models left)
+    func releaseForReregistration(_ ids: [PersistentIdentifier], incoming: Int) {
+        let before = retained.count
+        for id in ids { retained.removeValue(forKey: id) }
+        if before >= 1_024, retained.count * 4 < before {
+            // (Dictionaries keep their storage when emptied one entry at a time.)
+            var smaller: [PersistentIdentifier: any PersistentModel] = [:]
+            smaller.reserveCapacity(retained.count)
+            for (id, model) in retained { smaller[id] = model }
+            retained = smaller
+        }
+        unretained.reserveCapacity(unretained.count + incoming)
+    }
+
     /// Every registered model, retained by the array: entries stay valid while it lives,
     /// whatever ends the caller's work lets end.
     /// - Complexity: O(registered models)
