@@ -242,6 +242,12 @@ public class ModelContainer: Equatable, @unchecked Sendable {
 
     func entityIndex(named name: String) -> Int? { entityIndexesByName[name] }
 
+    /// The entity `relationship` leads to: by its destination class, which hashes
+    /// cheaper than its name (every relationship resolved asks).
+    func entityIndex(ofDestination relationship: EntityLayout.RelationshipSlot) -> Int? {
+        entityIndexes[ObjectIdentifier(relationship.destinationType)]
+    }
+
     func layout(at index: Int) -> EntityLayout { schema.layouts[index] }
 
     /// Whether the schema has a class hierarchy (model inheritance).

@@ -192,14 +192,21 @@ public class ModelContext: Equatable, SendableMetatype {
     func makeModel(
         identifier: PersistentIdentifier, entity: Int, row: Row?, in version: StoreVersion
     ) -> any PersistentModel {
+        makeModel(identifier: identifier, entity: entity, row: row, table: version.tables[entity], generation: version.generation)
+    }
+
+    /// A model over row `identifier` of `table`, entity `entity`'s table in the version
+    /// of `generation`.
+    func makeModel(
+        identifier: PersistentIdentifier, entity: Int, row: Row?, table: Table, generation: UInt64
+    ) -> any PersistentModel {
         // The container's layout is the one `EntityLayout.of` would find, without its lock;
         // in a class hierarchy, that of the class the row names.
         let id = RowID(identifier.id.key)
         let layout = container.hasHierarchies
-            ? container.layout(at: entity, row: id, in: version.tables[entity], values: row) : container.layout(at: entity)
+            ? container.layout(at: entity, row: id, in: table, values: row) : container.layout(at: entity)
         return layout.maker.make(
-            identifier: identifier, layout: layout, row: row, table: version.tables[entity], id: RowID(identifier.id.key),
-            generation: version.generation, context: self)
+            identifier: identifier, layout: layout, row: row, table: table, id: id, generation: generation, context: self)
     }
 
     /// The models a stored relationship value refers to, registering them.
@@ -207,15 +214,14 @@ public class ModelContext: Equatable, SendableMetatype {
     func resolve(_ value: Value, of relationship: EntityLayout.RelationshipSlot) -> [any PersistentModel] {
         if container.external != nil { return storeModels(for: storedIdentifiers(value, of: relationship), of: relationship) }
         let ids = value.referencedRows
-        guard !ids.isEmpty, let entity = container.entityIndex(named: relationship.destination) else { return [] }
-        let version = container.store.current
-        let table = version.tables[entity]
+        guard !ids.isEmpty, let entity = container.entityIndex(ofDestination: relationship) else { return [] }
+        let (table, generation) = container.store.currentTable(of: entity)
         return ids.compactMap { id in
             let identifier = identifier(entity: entity, row: id)
             if let model = registry[identifier] { return model }
             guard table.contains(id) else { return nil }
             // A fault, registered: what `materialize` makes of a row it does not find.
-            let model = makeModel(identifier: identifier, entity: entity, row: nil, in: version)
+            let model = makeModel(identifier: identifier, entity: entity, row: nil, table: table, generation: generation)
             registry.register(model, as: identifier, retained: false)
             return model
         }

@@ -51,6 +51,14 @@ public final class Store: Sendable {
         published.withLock { $0 }
     }
 
+    /// Entity `entity`'s table in the latest published version, and that version's
+    /// generation: what faults over it need, without a copy of the whole version
+    /// (about 600 instructions of retains and releases per relationship resolved).
+    /// - Complexity: O(1)
+    public func currentTable(of entity: Int) -> (table: Table, generation: UInt64) {
+        published.withLock { ($0.tables[entity], $0.generation) }
+    }
+
     /// Sets, per entity, the attribute slots whose values a deletion keeps in
     /// history (`.preserveValueOnDeletion`).
     public func preserveOnDeletion(_ slots: [[Int]]) {
