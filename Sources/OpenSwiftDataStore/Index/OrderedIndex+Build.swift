@@ -37,14 +37,14 @@ extension OrderedIndex {
         switch layout {
         case let .scalar(kind):
             if let entries = IndexOrder.merged(order, table: table, touched: touched, key: { id in
-                table.value(id, slot: slot).flatMap(kind.pack)
+                table.packed(id, slot: slot, as: kind)
             }) {
                 scalars = BTree(sorted: entries)
                 return
             }
         case .string:
             if let entries = IndexOrder.merged(order, table: table, touched: touched, key: { id in
-                table.value(id, slot: slot).flatMap(StringKey.init(packing:))
+                table.string(id, slot: slot).map(StringKey.init(string:))
             }) {
                 strings = BTree(sorted: entries)
                 return

@@ -107,6 +107,29 @@ struct Column: Sendable {
         }
     }
 
+    /// The string at `position` of a `.string` column; nil where the value is nil or
+    /// the column holds another kind. No `Value` is made (index builds read keys so).
+    /// - Complexity: O(1)
+    @inline(__always)
+    func string(at position: Int) -> String? {
+        kind == .string && Bitmap.test(present, position) ? strings[position] : nil
+    }
+
+    /// The value at `position` of a column of scalar `kind`, packed as an index key;
+    /// nil where it is nil or the column holds another kind.
+    /// - Complexity: O(1)
+    @inline(__always)
+    func packed(at position: Int, as scalar: ScalarKind) -> PackedKey? {
+        guard Bitmap.test(present, position) else { return nil }
+        switch (kind, scalar) {
+        case (.int, .int): return PackedKey(bits: UInt64(bitPattern: ints[position]) ^ (1 << 63))
+        case (.uint, .uint): return PackedKey(bits: uints[position])
+        case (.double, .double), (.date, .date): return PackedKey(bits: ScalarKind.pack(doubles[position]))
+        case (.bool, .bool): return PackedKey(bits: Bitmap.test(bits, position) ? 1 : 0)
+        default: return nil
+        }
+    }
+
     // MARK: Writing
 
     /// Adds `value` after the last position.

@@ -72,6 +72,20 @@ public struct Table: Sendable {
         return segments[s].columns[slot].value(at: p)
     }
 
+    /// Row `id`'s string in `slot` (`Column.string(at:)`), making no `Value`.
+    /// - Complexity: O(1) while identifiers are dense
+    func string(_ id: RowID, slot: Int) -> String? {
+        guard let (s, p) = locate(id) else { return nil }
+        return segments[s].columns[slot].string(at: p)
+    }
+
+    /// Row `id`'s value in `slot` packed as `kind` (`Column.packed(at:as:)`).
+    /// - Complexity: O(1) while identifiers are dense
+    func packed(_ id: RowID, slot: Int, as kind: ScalarKind) -> PackedKey? {
+        guard let (s, p) = locate(id) else { return nil }
+        return segments[s].columns[slot].packed(at: p, as: kind)
+    }
+
     /// Calls `body` for every live row, in identifier order.
     /// - Complexity: O(rows × slots)
     public func forEach(_ body: (RowID, Row) throws -> Void) rethrows {
