@@ -11,8 +11,8 @@ extension OrderedIndex {
     }
 
     /// The entries of `rows`, stored under consecutive identifiers from `firstID`,
-    /// sorted; nil when a value does not fit the index's
-    /// packed key (such rows are added one by one, which turns the index general).
+    /// sorted; nil when a value does not fit the index's packed key (such rows are
+    /// added one by one, which turns the index general).
     ///
     /// Numbers and dates sort by radix on their packed keys, ASCII strings by radix on
     /// their first eight bytes and then by comparison within runs of equal ones: the
