@@ -9,7 +9,7 @@
 #                                 runs every workload, checks results, asserts no times; writes
 #                                 Benchmarks/.build/BenchmarkResults-quick.md (never the README
 #                                 or Docs/BenchmarkResults.md)
-#   --filter REGEX                only the benchmarks matching REGEX (e.g. '^W2 '); the table
+#   --filter REGEX                only the benchmarks matching REGEX (the whole name, e.g. 'W2 .*'); the table
 #                                 then goes to Benchmarks/.build/BenchmarkResults-partial.md
 #
 # Fails only if the build fails or a workload throws (each checks its own result).
