@@ -90,8 +90,8 @@ final class ModelRegistry {
     /// for `incoming` unretained entries.
     ///
     /// The retained table is rebuilt when most of it goes, and the unretained one grown
-    /// once: saving a million inserts held both full-size tables, and the copies
-    /// growing one entry at a time made, at the peak of its memory (M1).
+    /// once: saving a million inserts held both tables at full size at the peak of its
+    /// memory (M1), and grew the unretained one by copying it, doubling at a time.
     /// - Complexity: O(ids + retained models left)
     func releaseForReregistration(_ ids: [PersistentIdentifier], incoming: Int) {
         let before = retained.count
