@@ -183,4 +183,40 @@ import Testing
         try context.save()
         #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>(predicate: #Predicate { $0.isFavorite })) == 1)
     }
+
+    /// A large save (bulk-indexed, its inserts handed from the retained table to the
+    /// unretained one) beside changes and a delete: held inserts keep their identity
+    /// under permanent identifiers, unheld ones end, the changed and deleted models are
+    /// saved, and nothing is left pending.
+    @Test func aLargeSaveWithChangesKeepsIdentityAndLetsUnheldModelsGo() throws {
+        try seed(["keep", "change", "gone"])
+        let context = ModelContext(container)
+        let changed = try #require(try fetchTrip("change", in: context))
+        let doomed = try #require(try fetchTrip("gone", in: context))
+        changed.destination = "Kyiv"
+        context.delete(doomed)
+        var held: [Trip] = []
+        weak var unheld: Trip?
+        do {
+            for i in 0..<1_500 {
+                let trip = Trip(name: "t\(i)", destination: "D\(i % 7)")
+                context.insert(trip)
+                if i % 100 == 0 { held.append(trip) } else if i == 1 { unheld = trip }
+            }
+        }
+        try context.save()
+        #expect(!context.hasChanges)
+        #expect(unheld == nil, "a saved insert nobody holds ends")
+        for trip in held {
+            #expect(!trip.persistentModelID.isTemporary)
+            #expect(try fetchTrip(trip.name, in: context) === trip)
+            #expect(context.model(for: trip.persistentModelID) === trip)
+        }
+        #expect(try fetchTrip("change", in: context) === changed)
+        let fresh = ModelContext(container)
+        #expect(try fresh.fetchCount(FetchDescriptor<Trip>()) == 1_502)
+        #expect(try fetchTrip("change", in: fresh)?.destination == "Kyiv")
+        #expect(try fetchTrip("gone", in: fresh) == nil)
+        #expect(try fresh.fetchCount(FetchDescriptor<Trip>(predicate: #Predicate { $0.destination == "D3" })) == 214)
+    }
 }

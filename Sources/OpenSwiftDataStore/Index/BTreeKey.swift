@@ -64,7 +64,7 @@ enum ScalarKind: Sendable, Hashable {
     @inline(__always)
     func pack(_ value: Value) -> PackedKey? {
         switch (self, value) {
-        case let (.int, .int(v)): PackedKey(bits: UInt64(bitPattern: v) ^ (1 << 63))
+        case let (.int, .int(v)): PackedKey(bits: Self.pack(v))
         case let (.uint, .uint(v)): PackedKey(bits: v)
         case let (.double, .double(v)): PackedKey(bits: Self.pack(v))
         case let (.date, .date(v)): PackedKey(bits: Self.pack(v.timeIntervalSinceReferenceDate))
@@ -94,6 +94,10 @@ enum ScalarKind: Sendable, Hashable {
         default: false
         }
     }
+
+    /// Signed order as unsigned order: the sign bit flipped.
+    @inline(__always)
+    static func pack(_ v: Int64) -> UInt64 { UInt64(bitPattern: v) ^ (1 << 63) }
 
     /// IEEE 754 order as unsigned order: negative numbers have every bit flipped
     /// (larger magnitudes sort lower), the others only the sign bit.

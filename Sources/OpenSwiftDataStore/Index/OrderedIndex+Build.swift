@@ -1,5 +1,6 @@
 /// Ordered indexes built in bulk: by sorting a table, or from an order a document
 /// stored (checked, not trusted). Both end in `BTree(sorted:)`, which packs nodes.
+/// Large inserts sort their new entries the same way (`OrderedIndex+Bulk`).
 extension OrderedIndex {
     /// An index over `slots` of `entity` holding every row of `table`, built by sorting.
     /// - Complexity: O(n log n)
@@ -8,13 +9,13 @@ extension OrderedIndex {
         switch layout {
         case let .scalar(kind):
             if var entries = IndexOrder.entries(table, slot: slots[0], kind.pack) {
-                entries.sort(by: BTree.less)
+                IndexOrder.sort(&entries)
                 scalars = BTree(sorted: entries)
                 return
             }
         case .string:
             if var entries = IndexOrder.entries(table, slot: slots[0], StringKey.init(packing:)) {
-                entries.sort(by: BTree.less)
+                IndexOrder.sort(&entries)
                 strings = BTree(sorted: entries)
                 return
             }
@@ -95,6 +96,40 @@ enum IndexOrder {
             entries.append(.init(key: key, row: id))
         }
         return fits ? entries : nil
+    }
+
+    /// Sorts packed entries listed in row order by radix on their keys (small inputs by
+    /// comparison). Stable, so ties keep row order, as the index orders them.
+    /// - Complexity: O(n) per byte in which the keys differ
+    static func sort(_ entries: inout [BTree<PackedKey>.Entry]) {
+        if entries.count > 256 { RadixSort.sort(&entries) { $0.key.bits } } else { entries.sort(by: BTree.less) }
+    }
+
+    /// Sorts string entries listed in row order: by radix on their ASCII prefixes
+    /// (`StringOrder.asciiPrefix`), then by comparison within runs of one prefix; by
+    /// comparison alone when some string is not ASCII. Stable, so ties keep row order.
+    /// - Complexity: O(n) passes plus O(r log r) per run of r; O(n log n) at worst
+    static func sort(_ entries: inout [BTree<StringKey>.Entry]) {
+        guard entries.count > 256 else { return entries.sort(by: BTree.less) }
+        // Sorted as (prefix, position) pairs, which copy without retaining a string.
+        var keyed: [(prefix: UInt64, position: Int)] = []
+        keyed.reserveCapacity(entries.count)
+        for (position, entry) in entries.enumerated() {
+            guard let prefix = StringOrder.asciiPrefix(entry.key.string) else { return entries.sort(by: BTree.less) }
+            keyed.append((prefix, position))
+        }
+        RadixSort.sort(&keyed) { $0.prefix }
+        var sorted: [BTree<StringKey>.Entry] = []
+        sorted.reserveCapacity(entries.count)
+        var start = 0
+        for i in keyed.indices {
+            sorted.append(entries[keyed[i].position])
+            if i + 1 == keyed.count || keyed[i + 1].prefix != keyed[start].prefix {
+                if i > start { sorted[start...i].sort(by: BTree.less) }
+                start = i + 1
+            }
+        }
+        entries = sorted
     }
 
     /// Every row of `table` as an entry of the general index over `slots`, sorted.

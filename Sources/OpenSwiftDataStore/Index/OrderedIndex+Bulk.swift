@@ -14,9 +14,7 @@ extension OrderedIndex {
     /// sorted; nil when a value does not fit the index's packed key (such rows are
     /// added one by one, which turns the index general).
     ///
-    /// Numbers and dates sort by radix on their packed keys, ASCII strings by radix on
-    /// their first eight bytes and then by comparison within runs of equal ones: the
-    /// sorts are stable, so ties stay in row order, as the index orders them.
+    /// Numbers, dates and strings sort as `IndexOrder.sort` does (rows come in order).
     /// - Complexity: O(k) for numbers, O(k log k) at worst for k rows
     func pending(_ rows: [Row], firstID: Int64) -> Pending? {
         let slot = slots[0]
@@ -28,7 +26,7 @@ extension OrderedIndex {
                 guard let key = kind.pack(row[slot]) else { return nil }
                 entries.append(.init(key: key, row: RowID(firstID + Int64(k))))
             }
-            if entries.count > 256 { RadixSort.sort(&entries) { $0.key.bits } } else { entries.sort(by: BTree.less) }
+            IndexOrder.sort(&entries)
             return .scalar(entries)
         case .string:
             var entries: [BTree<StringKey>.Entry] = []
@@ -37,7 +35,7 @@ extension OrderedIndex {
                 guard case let .string(string) = row[slot] else { return nil }
                 entries.append(.init(key: StringKey(string: string), row: RowID(firstID + Int64(k))))
             }
-            Self.sortStrings(&entries)
+            IndexOrder.sort(&entries)
             return .string(entries)
         case .general:
             var entries: [BTree<IndexKey>.Entry] = []
@@ -46,32 +44,6 @@ extension OrderedIndex {
             entries.sort(by: BTree.less)
             return .general(entries)
         }
-    }
-
-    /// Sorts string entries listed in row order: by radix on their ASCII prefixes
-    /// (`StringOrder.asciiPrefix`), then by comparison within runs of one prefix; by
-    /// comparison alone when some string is not ASCII.
-    private static func sortStrings(_ entries: inout [BTree<StringKey>.Entry]) {
-        guard entries.count > 256 else { return entries.sort(by: BTree.less) }
-        // Sorted as (prefix, position) pairs, which copy without retaining a string.
-        var keyed: [(prefix: UInt64, position: Int)] = []
-        keyed.reserveCapacity(entries.count)
-        for (position, entry) in entries.enumerated() {
-            guard let prefix = StringOrder.asciiPrefix(entry.key.string) else { return entries.sort(by: BTree.less) }
-            keyed.append((prefix, position))
-        }
-        RadixSort.sort(&keyed) { $0.prefix }
-        var sorted: [BTree<StringKey>.Entry] = []
-        sorted.reserveCapacity(entries.count)
-        var start = 0
-        for i in keyed.indices {
-            sorted.append(entries[keyed[i].position])
-            if i + 1 == keyed.count || keyed[i + 1].prefix != keyed[start].prefix {
-                if i > start { sorted[start...i].sort(by: BTree.less) }
-                start = i + 1
-            }
-        }
-        entries = sorted
     }
 
     /// Whether two keys of `pending`, or one of them and a key the index holds, are

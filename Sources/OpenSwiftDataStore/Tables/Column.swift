@@ -122,7 +122,7 @@ struct Column: Sendable {
     func packed(at position: Int, as scalar: ScalarKind) -> PackedKey? {
         guard Bitmap.test(present, position) else { return nil }
         switch (kind, scalar) {
-        case (.int, .int): return PackedKey(bits: UInt64(bitPattern: ints[position]) ^ (1 << 63))
+        case (.int, .int): return PackedKey(bits: ScalarKind.pack(ints[position]))
         case (.uint, .uint): return PackedKey(bits: uints[position])
         case (.double, .double), (.date, .date): return PackedKey(bits: ScalarKind.pack(doubles[position]))
         case (.bool, .bool): return PackedKey(bits: Bitmap.test(bits, position) ? 1 : 0)
