@@ -21,6 +21,8 @@ import SwiftSyntaxMacros
 ///   (`Optional<T>` spelled out must be assigned, exactly as without `@Model`.)
 /// - Non-generic classes get a `_$keyPath_name` static holding the property's key path, which
 ///   the accessors and `schemaMetadata` use, so reading a property builds no key path.
+/// - The accessors call `_$getValue`/`_$setValue`, whose overloads for natively stored
+///   types are inlined here and convert the value in code specialized for its type.
 /// - `willSet`/`didSet` are rejected: the property is computed after expansion and SwiftData does
 ///   not run observers; keeping them would make the compiler reject the generated accessors.
 public struct PersistedPropertyMacro {}
@@ -61,7 +63,7 @@ extension PersistedPropertyMacro: AccessorMacro {
                     if \(raw: backingStorage) == nil {
                         \(raw: backingStorage) = \(raw: property.type).createBackingData()
                     }
-                    \(raw: backingStorage)!.setValue(forKey: \(raw: keyPath), to: initialValue)
+                    \(raw: backingStorage)!._$setValue(forKey: \(raw: keyPath), to: initialValue)
                 }
                 \(raw: storage) = _SwiftDataNoType()
             }
@@ -73,7 +75,7 @@ extension PersistedPropertyMacro: AccessorMacro {
                 if \(raw: backingStorage) == nil {
                     \(raw: backingStorage) = \(raw: property.type).createBackingData()
                 }
-                \(raw: backingStorage)!.setValue(forKey: \(raw: keyPath), to: initialValue)
+                \(raw: backingStorage)!._$setValue(forKey: \(raw: keyPath), to: initialValue)
                 \(raw: storage) = _SwiftDataNoType()
             }
             """
@@ -83,13 +85,13 @@ extension PersistedPropertyMacro: AccessorMacro {
             """
             get {
                 access(keyPath: \(raw: keyPath))
-                return self.getValue(forKey: \(raw: keyPath))
+                return self._$getValue(forKey: \(raw: keyPath))
             }
             """,
             """
             set {
                 withMutation(keyPath: \(raw: keyPath)) {
-                    self.setValue(forKey: \(raw: keyPath), to: newValue)
+                    self._$setValue(forKey: \(raw: keyPath), to: newValue)
                 }
             }
             """,

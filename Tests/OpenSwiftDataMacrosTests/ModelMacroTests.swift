@@ -32,16 +32,16 @@ final class ModelMacroTests: XCTestCase {
                         if _$backingData_Trip == nil {
                             _$backingData_Trip = Trip.createBackingData()
                         }
-                        _$backingData_Trip!.setValue(forKey: Trip._$keyPath_name, to: initialValue)
+                        _$backingData_Trip!._$setValue(forKey: Trip._$keyPath_name, to: initialValue)
                         _name = _SwiftDataNoType()
                     }
                     get {
                         access(keyPath: Trip._$keyPath_name)
-                        return self.getValue(forKey: Trip._$keyPath_name)
+                        return self._$getValue(forKey: Trip._$keyPath_name)
                     }
                     set {
                         withMutation(keyPath: Trip._$keyPath_name) {
-                            self.setValue(forKey: Trip._$keyPath_name, to: newValue)
+                            self._$setValue(forKey: Trip._$keyPath_name, to: newValue)
                         }
                     }
                 }
@@ -55,16 +55,16 @@ final class ModelMacroTests: XCTestCase {
                         if _$backingData_Trip == nil {
                             _$backingData_Trip = Trip.createBackingData()
                         }
-                        _$backingData_Trip!.setValue(forKey: Trip._$keyPath_destination, to: initialValue)
+                        _$backingData_Trip!._$setValue(forKey: Trip._$keyPath_destination, to: initialValue)
                         _destination = _SwiftDataNoType()
                     }
                     get {
                         access(keyPath: Trip._$keyPath_destination)
-                        return self.getValue(forKey: Trip._$keyPath_destination)
+                        return self._$getValue(forKey: Trip._$keyPath_destination)
                     }
                     set {
                         withMutation(keyPath: Trip._$keyPath_destination) {
-                            self.setValue(forKey: Trip._$keyPath_destination, to: newValue)
+                            self._$setValue(forKey: Trip._$keyPath_destination, to: newValue)
                         }
                     }
                 }
@@ -79,17 +79,17 @@ final class ModelMacroTests: XCTestCase {
                             if _$backingData_Trip == nil {
                                 _$backingData_Trip = Trip.createBackingData()
                             }
-                            _$backingData_Trip!.setValue(forKey: Trip._$keyPath_isFavorite, to: initialValue)
+                            _$backingData_Trip!._$setValue(forKey: Trip._$keyPath_isFavorite, to: initialValue)
                         }
                         _isFavorite = _SwiftDataNoType()
                     }
                     get {
                         access(keyPath: Trip._$keyPath_isFavorite)
-                        return self.getValue(forKey: Trip._$keyPath_isFavorite)
+                        return self._$getValue(forKey: Trip._$keyPath_isFavorite)
                     }
                     set {
                         withMutation(keyPath: Trip._$keyPath_isFavorite) {
-                            self.setValue(forKey: Trip._$keyPath_isFavorite, to: newValue)
+                            self._$setValue(forKey: Trip._$keyPath_isFavorite, to: newValue)
                         }
                     }
                 }
@@ -104,17 +104,17 @@ final class ModelMacroTests: XCTestCase {
                             if _$backingData_Trip == nil {
                                 _$backingData_Trip = Trip.createBackingData()
                             }
-                            _$backingData_Trip!.setValue(forKey: Trip._$keyPath_notes, to: initialValue)
+                            _$backingData_Trip!._$setValue(forKey: Trip._$keyPath_notes, to: initialValue)
                         }
                         _notes = _SwiftDataNoType()
                     }
                     get {
                         access(keyPath: Trip._$keyPath_notes)
-                        return self.getValue(forKey: Trip._$keyPath_notes)
+                        return self._$getValue(forKey: Trip._$keyPath_notes)
                     }
                     set {
                         withMutation(keyPath: Trip._$keyPath_notes) {
-                            self.setValue(forKey: Trip._$keyPath_notes, to: newValue)
+                            self._$setValue(forKey: Trip._$keyPath_notes, to: newValue)
                         }
                     }
                 }
@@ -129,17 +129,17 @@ final class ModelMacroTests: XCTestCase {
                             if _$backingData_Trip == nil {
                                 _$backingData_Trip = Trip.createBackingData()
                             }
-                            _$backingData_Trip!.setValue(forKey: Trip._$keyPath_bucketList, to: initialValue)
+                            _$backingData_Trip!._$setValue(forKey: Trip._$keyPath_bucketList, to: initialValue)
                         }
                         _bucketList = _SwiftDataNoType()
                     }
                     get {
                         access(keyPath: Trip._$keyPath_bucketList)
-                        return self.getValue(forKey: Trip._$keyPath_bucketList)
+                        return self._$getValue(forKey: Trip._$keyPath_bucketList)
                     }
                     set {
                         withMutation(keyPath: Trip._$keyPath_bucketList) {
-                            self.setValue(forKey: Trip._$keyPath_bucketList, to: newValue)
+                            self._$setValue(forKey: Trip._$keyPath_bucketList, to: newValue)
                         }
                     }
                 }
@@ -154,17 +154,17 @@ final class ModelMacroTests: XCTestCase {
                             if _$backingData_Trip == nil {
                                 _$backingData_Trip = Trip.createBackingData()
                             }
-                            _$backingData_Trip!.setValue(forKey: Trip._$keyPath_living, to: initialValue)
+                            _$backingData_Trip!._$setValue(forKey: Trip._$keyPath_living, to: initialValue)
                         }
                         _living = _SwiftDataNoType()
                     }
                     get {
                         access(keyPath: Trip._$keyPath_living)
-                        return self.getValue(forKey: Trip._$keyPath_living)
+                        return self._$getValue(forKey: Trip._$keyPath_living)
                     }
                     set {
                         withMutation(keyPath: Trip._$keyPath_living) {
-                            self.setValue(forKey: Trip._$keyPath_living, to: newValue)
+                            self._$setValue(forKey: Trip._$keyPath_living, to: newValue)
                         }
                     }
                 }

@@ -21,16 +21,16 @@ final class PersistedPropertyMacroTests: XCTestCase {
                         if _$backingData_Trip == nil {
                             _$backingData_Trip = Trip.createBackingData()
                         }
-                        _$backingData_Trip!.setValue(forKey: Trip._$keyPath_name, to: initialValue)
+                        _$backingData_Trip!._$setValue(forKey: Trip._$keyPath_name, to: initialValue)
                         _name = _SwiftDataNoType()
                     }
                     get {
                         access(keyPath: Trip._$keyPath_name)
-                        return self.getValue(forKey: Trip._$keyPath_name)
+                        return self._$getValue(forKey: Trip._$keyPath_name)
                     }
                     set {
                         withMutation(keyPath: Trip._$keyPath_name) {
-                            self.setValue(forKey: Trip._$keyPath_name, to: newValue)
+                            self._$setValue(forKey: Trip._$keyPath_name, to: newValue)
                         }
                     }
                 }
@@ -45,17 +45,17 @@ final class PersistedPropertyMacroTests: XCTestCase {
                             if _$backingData_Trip == nil {
                                 _$backingData_Trip = Trip.createBackingData()
                             }
-                            _$backingData_Trip!.setValue(forKey: Trip._$keyPath_default, to: initialValue)
+                            _$backingData_Trip!._$setValue(forKey: Trip._$keyPath_default, to: initialValue)
                         }
                         _default = _SwiftDataNoType()
                     }
                     get {
                         access(keyPath: Trip._$keyPath_default)
-                        return self.getValue(forKey: Trip._$keyPath_default)
+                        return self._$getValue(forKey: Trip._$keyPath_default)
                     }
                     set {
                         withMutation(keyPath: Trip._$keyPath_default) {
-                            self.setValue(forKey: Trip._$keyPath_default, to: newValue)
+                            self._$setValue(forKey: Trip._$keyPath_default, to: newValue)
                         }
                     }
                 }
@@ -86,16 +86,16 @@ final class PersistedPropertyMacroTests: XCTestCase {
                         if _$backingData_Trip == nil {
                             _$backingData_Trip = Trip.createBackingData()
                         }
-                        _$backingData_Trip!.setValue(forKey: Trip._$keyPath_kind, to: initialValue)
+                        _$backingData_Trip!._$setValue(forKey: Trip._$keyPath_kind, to: initialValue)
                         _kind = _SwiftDataNoType()
                     }
                     get {
                         access(keyPath: Trip._$keyPath_kind)
-                        return self.getValue(forKey: Trip._$keyPath_kind)
+                        return self._$getValue(forKey: Trip._$keyPath_kind)
                     }
                     set {
                         withMutation(keyPath: Trip._$keyPath_kind) {
-                            self.setValue(forKey: Trip._$keyPath_kind, to: newValue)
+                            self._$setValue(forKey: Trip._$keyPath_kind, to: newValue)
                         }
                     }
                 }
@@ -125,16 +125,16 @@ final class PersistedPropertyMacroTests: XCTestCase {
                         if _$backingData_Trip == nil {
                             _$backingData_Trip = Trip.createBackingData()
                         }
-                        _$backingData_Trip!.setValue(forKey: Trip._$keyPath_name, to: initialValue)
+                        _$backingData_Trip!._$setValue(forKey: Trip._$keyPath_name, to: initialValue)
                         _name = _SwiftDataNoType()
                     }
                     get {
                         access(keyPath: Trip._$keyPath_name)
-                        return self.getValue(forKey: Trip._$keyPath_name)
+                        return self._$getValue(forKey: Trip._$keyPath_name)
                     }
                     set {
                         withMutation(keyPath: Trip._$keyPath_name) {
-                            self.setValue(forKey: Trip._$keyPath_name, to: newValue)
+                            self._$setValue(forKey: Trip._$keyPath_name, to: newValue)
                         }
                     }
                 }

@@ -48,11 +48,53 @@ final class Stamp {
     init(ink: Tint?) { self.ink = ink }
 }
 
+/// Upper-cases a string on the way into the store: a transformer over a type the
+/// engine also stores natively, so `@Model`'s typed accessors must leave it to the
+/// transformer.
+final class ShoutTransformer: ValueTransformer, @unchecked Sendable {
+    static let name = NSValueTransformerName("ShoutTransformer")
+
+    override func transformedValue(_ value: Any?) -> Any? {
+        (value as? String).map { Data($0.uppercased().utf8) }
+    }
+
+    override func reverseTransformedValue(_ value: Any?) -> Any? {
+        (value as? Data).map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+@Model
+final class Shout {
+    @Attribute(.transformable(by: "ShoutTransformer")) var text: String
+    var note: String
+    init(text: String, note: String) {
+        self.text = text
+        self.note = note
+    }
+}
+
 /// Issue #12, point 6: `.transformable(by:)` stores values through the named,
 /// registered `ValueTransformer`.
 @Suite struct TransformableTests {
     init() {
         ValueTransformer.setValueTransformer(TintTransformer(), forName: TintTransformer.name)
+        ValueTransformer.setValueTransformer(ShoutTransformer(), forName: ShoutTransformer.name)
+    }
+
+    @Test func aTransformerOverANativelyStoredTypeStillRuns() throws {
+        let container = try ModelContainer(for: Shout.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        let shout = Shout(text: "quiet", note: "quiet")
+        // The initializer's write, a setter's write and every read go through it.
+        #expect(shout.text == "QUIET")
+        #expect(shout.note == "quiet")
+        context.insert(shout)
+        shout.text = "still quiet"
+        #expect(shout.text == "STILL QUIET")
+        try context.save()
+        let fetched = try ModelContext(container).fetch(FetchDescriptor<Shout>())
+        #expect(fetched.map(\.text) == ["STILL QUIET"])
+        #expect(fetched.map(\.note) == ["quiet"])
     }
 
     @Test func valuesRoundTripThroughTheTransformerAndTheDocument() throws {

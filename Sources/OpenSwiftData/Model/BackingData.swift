@@ -72,6 +72,12 @@ class OurBackingData {
         preconditionFailure("abstract")
     }
 
+    /// Backing data for a model its own initializer makes (`createBackingData()`),
+    /// with no row until written; `FreshBacking` calls it through the metatype.
+    required init(freshWith layout: EntityLayout) {
+        preconditionFailure("abstract")
+    }
+
     // Model inheritance: a model's backing data is a `ModelBackingData` of its own
     // class, which the accessors its superclasses generated reach through these
     // (`Root` is the class that declared the property).
@@ -84,6 +90,18 @@ class OurBackingData {
     func setInheritedValue<Root, Value>(_ newValue: Value, forKey key: KeyPath<Root, Value>, owner: any PersistentModel) {
         preconditionFailure("abstract")
     }
+
+    /// The stored value of the natively stored attribute `key`, or nil when `key` is
+    /// another kind of property (`@Model`'s typed accessors then take the generic path).
+    func storedValue(forKey key: AnyKeyPath) -> Value? { preconditionFailure("abstract") }
+
+    /// The related models of relationship `key`, resolving stored references; nil
+    /// when `key` is an attribute.
+    func relatedModels(forKey key: AnyKeyPath) -> [any PersistentModel]? { preconditionFailure("abstract") }
+
+    /// Writes `value`, the stored form of a natively stored attribute's new value;
+    /// false (nothing written) when `key` is another kind of property.
+    func setStoredValue(_ value: Value, forKey key: AnyKeyPath) -> Bool { preconditionFailure("abstract") }
 
     /// Takes the values and related models of every property `other`'s layout has and
     /// this one's has too (a superclass's backing data, written by its initializer).
@@ -120,13 +138,8 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
 
     @exclusivity(unchecked) private var state: State
 
-    @exclusivity(unchecked) private var storedLayout: EntityLayout?
-    var layout: EntityLayout {
-        if let layout = storedLayout { return layout }
-        let layout = EntityLayout.of(M.self)
-        storedLayout = layout
-        return layout
-    }
+    /// The model class's layout (its hierarchy's in a container, once adopted).
+    @exclusivity(unchecked) private(set) var layout: EntityLayout
 
     @exclusivity(unchecked) private var storedIdentifier: PersistentIdentifier?
     var identifier: PersistentIdentifier {
@@ -176,8 +189,9 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
     /// Related models per relationship, once resolved or assigned.
     @exclusivity(unchecked) private var related: [[any PersistentModel]?] = []
 
-    init() {
+    required init(freshWith layout: EntityLayout) {
         state = .fresh
+        self.layout = layout
         super.init(modelClass: M.self)
     }
 
@@ -201,7 +215,7 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         } else {
             state = .fault(table, id: id)
         }
-        storedLayout = layout
+        self.layout = layout
         storedIdentifier = identifier
         self.generation = generation
         self.context = context
@@ -258,7 +272,7 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         storedCommitted = committed
         related = relatedModels
         dirty = []
-        storedLayout = layout
+        self.layout = layout
     }
 
     func prepareForReinsertion() {
@@ -373,6 +387,26 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
     override func setInheritedValue<Root, Value>(_ newValue: Value, forKey key: KeyPath<Root, Value>, owner: any PersistentModel) {
         func set<Owner: PersistentModel>(_ owner: Owner) { self.set(newValue, at: layout.slot(for: key), owner: owner) }
         set(owner)
+    }
+
+    override func storedValue(forKey key: AnyKeyPath) -> Value? {
+        let layout = self.layout
+        guard case let .attribute(i) = layout.slot(for: key), layout.attributes[i].storesNatively else { return nil }
+        if case let .fault(table, id) = state, let stored = table.value(id, slot: i) { return stored }
+        prepare()
+        return storedValues[i]
+    }
+
+    override func relatedModels(forKey key: AnyKeyPath) -> [any PersistentModel]? {
+        guard case let .relationship(j) = layout.slot(for: key) else { return nil }
+        return relatedModels(j)
+    }
+
+    override func setStoredValue(_ value: Value, forKey key: AnyKeyPath) -> Bool {
+        let layout = self.layout
+        guard case let .attribute(i) = layout.slot(for: key), layout.attributes[i].storesNatively else { return false }
+        setAttribute(i, to: value)
+        return true
     }
 
     override func adoptValues(of other: OurBackingData) {

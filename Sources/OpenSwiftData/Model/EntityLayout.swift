@@ -24,6 +24,9 @@ final class EntityLayout: @unchecked Sendable {
         let hashModifier: String?
         /// The value transformer of a `.transformable(by:)` attribute, stored as `Data`.
         let transformer: String?
+        /// Whether a value is stored as its type's `_storedValue` (no transformer, a
+        /// natively storable type): `@Model`'s typed accessors convert it themselves.
+        let storesNatively: Bool
 
         init(
             name: String, originalName: String, keyPath: AnyKeyPath, swiftType: Any.Type,
@@ -41,6 +44,7 @@ final class EntityLayout: @unchecked Sendable {
             self.defaultValue = defaultValue
             self.hashModifier = hashModifier
             self.transformer = transformer
+            storesNatively = transformer == nil && storableType != nil
         }
 
         /// `value` in the engine's form.
@@ -133,8 +137,9 @@ final class EntityLayout: @unchecked Sendable {
 
     let name: String
     let modelType: any PersistentModel.Type
-    /// Makes models of `modelType` over stored rows (`ModelMaker`).
-    let maker: any ModelMaking
+    /// Makes models of `modelType` over stored rows (`ModelMaker`). Set last by the
+    /// initializer: the maker's probe backing data takes this layout.
+    @exclusivity(unchecked) private(set) var maker: ModelMaking!
     let attributes: [AttributeSlot]
     let relationships: [RelationshipSlot]
     let slots: [AnyKeyPath: Slot]
@@ -191,8 +196,6 @@ final class EntityLayout: @unchecked Sendable {
         constraintsOf constrained: any PersistentModel.Type, hierarchy: Hierarchy?, aliases: [(AnyKeyPath, AnyKeyPath)]
     ) {
         self.modelType = modelType
-        func maker<M: PersistentModel>(_ type: M.Type) -> any ModelMaking { ModelMaker<M>() }
-        self.maker = maker(modelType)
         self.name = Self.entityName(of: modelType)
         self.temporaryScope = IdentifierScope(storeIdentifier: nil, entityName: name)
         self.hierarchy = hierarchy
@@ -232,6 +235,8 @@ final class EntityLayout: @unchecked Sendable {
         } + relationships.map { $0.isToMany ? .references([]) : .null }
         emptyRelated = relationships.map { $0.isToMany ? [] : nil }
         unresolvedRelated = relationships.map { _ in nil }
+        func makeMaker<M: PersistentModel>(_ type: M.Type, layout: EntityLayout) -> ModelMaking { ModelMaker<M>(layout: layout) }
+        maker = makeMaker(modelType, layout: self)
     }
 
     /// The layout of `type`, built on first use.

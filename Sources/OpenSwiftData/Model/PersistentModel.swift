@@ -29,7 +29,7 @@ extension PersistentModel {
 
     /// Fresh backing data for a model created by its own initializer.
     public static func createBackingData() -> any BackingData<Self> {
-        ModelBackingData<Self>()
+        FreshBacking.make(for: Self.self)
     }
 
     /// The backing data as our class. A dynamic cast to it cost about 2,000

@@ -8,14 +8,18 @@ import Foundation
 public final class Locked<State>: @unchecked Sendable {
     // The lock comes first: a zero-sized state (Void) would otherwise share its
     // address, and TSan would take the state's exclusive access for a race on it.
-    private let lock = NSLock()
-    private var state: State
+    @usableFromInline let lock = NSLock()
+    @usableFromInline var state: State
 
     public init(_ state: State) {
         self.state = state
     }
 
     /// Runs `body` with exclusive access to the state.
+    ///
+    /// Inlinable, so callers in other modules run it specialized to their state: the
+    /// generic version cost a call and value-witness accesses on every use.
+    @inlinable
     public func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
         lock.lock()
         defer { lock.unlock() }
