@@ -230,6 +230,29 @@ import Testing
         return payload + itemsColumn
     }
 
+    /// Strings are read in place and tested for ASCII eight bytes at a time: every
+    /// length around those words, with a non-ASCII character at every position,
+    /// reads back as written.
+    @Test func stringsOfEveryLengthAndMixReadBack() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var labels: [String] = []
+        for length in 0...20 {
+            let ascii = String(repeating: "x", count: length)
+            labels.append(ascii)
+            for position in 0...length {
+                var mixed = ascii
+                mixed.insert("é", at: mixed.index(mixed.startIndex, offsetBy: position))
+                labels.append(mixed)
+            }
+        }
+        let file = try Self.document(columnFrames: [Self.boxes(labels, first: 1)], boxes: labels.count, next: Int64(labels.count + 1), in: folder)
+        let contents = try HostileDocumentTests.read(file, in: folder, name: "strings.store").get()
+        for (i, label) in labels.enumerated() {
+            #expect(contents.version.row(RowID(Int64(i + 1)), of: 1)?.first == .string(label), "\(label)")
+        }
+    }
+
     @Test func craftedColumnFramesReadOrGiveTypedErrors() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -257,6 +280,9 @@ import Testing
             ("reference", [Self.boxes(["a"], first: 1, itemsColumn: [8, 0, 1, 0])], 1, "reference to row 0 out of range"),
             ("short", [Self.boxes(["a"], first: 1, itemsColumn: [8, 0, 3, 1])], 1, "count 3 exceeds 2"),
             ("utf8", [FrameBytes.varint(1) + [1, 1, 1, 6, 0, 2, 0xC3, 0x28, 8, 1]], 1, "not valid UTF-8"),
+            // Past the first eight bytes, and alone in the second word.
+            ("utf8 tail", [FrameBytes.varint(1) + [1, 1, 1, 6, 0, 11] + Array("abcdefghi".utf8) + [0xC3, 0x28, 8, 1]], 1, "not valid UTF-8"),
+            ("utf8 word", [FrameBytes.varint(1) + [1, 1, 1, 6, 0, 16] + Array("abcdefgh".utf8) + [0xFF] + Array("abcdefg".utf8) + [8, 1]], 1, "not valid UTF-8"),
         ]
         // Frames of 4,096 rows of nils, two bytes per column, claiming more cells
         // than the file's size allows: refused before they are allocated.

@@ -79,6 +79,15 @@ struct ByteReader {
     }
 
     mutating func varint() throws(Failure) -> UInt64 {
+        // Most varints (lengths, counts, small keys) are one byte.
+        if position < bytes.count, bytes[position] < 0x80 {
+            defer { position += 1 }
+            return UInt64(bytes[position])
+        }
+        return try longVarint()
+    }
+
+    private mutating func longVarint() throws(Failure) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -127,16 +136,37 @@ struct ByteReader {
         try raw(try count(limit: bytes.count - position))
     }
 
+    /// A length-prefixed UTF-8 string, read in place (no slice of the bytes is made:
+    /// its retain and release cost more than the check of a short string).
     mutating func string() throws(Failure) -> String {
         let start = position
-        let utf8 = try blob()
-        let string: String? = utf8.withUnsafeBufferPointer { buffer in
+        let length = try count(limit: bytes.count - position)
+        let string: String? = bytes.withUnsafeBufferPointer { all in
+            let utf8 = UnsafeBufferPointer(rebasing: all[position..<(position + length)])
             // ASCII needs no validation; the generic validating initializer is slow.
-            if buffer.allSatisfy({ $0 < 0x80 }) { return String(decoding: buffer, as: UTF8.self) }
-            return String(validating: buffer, as: UTF8.self)
+            if Self.isASCII(utf8) { return String(decoding: utf8, as: UTF8.self) }
+            return String(validating: utf8, as: UTF8.self)
         }
         guard let string else { throw Failure(offset: start, reason: "string is not valid UTF-8") }
+        position += length
         return string
+    }
+
+    /// Whether every byte is below 0x80, tested eight at a time.
+    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var bits: UInt64 = 0
+        var i = 0
+        while i + 8 <= bytes.count {
+            bits |= raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        while i < bytes.count {
+            bits |= UInt64(base[i])
+            i += 1
+        }
+        return bits & 0x8080_8080_8080_8080 == 0
     }
 
     mutating func optionalString() throws(Failure) -> String? {

@@ -396,6 +396,9 @@ extension ByteReader {
             if !none {
                 for i in 0..<n where Bitmap.test(present, i) {
                     let count = try self.count(limit: bytes.count - position)
+                    // (An empty list stays the shared empty array: reserving room for
+                    // none still allocated a buffer per row.)
+                    if count == 0 { continue }
                     var ids: [RowID] = []
                     ids.reserveCapacity(count)
                     for _ in 0..<count {

@@ -140,10 +140,13 @@ public struct StoredRowQuery {
             let index = version.orderedIndexes[entity][plan.index]
             // An exact range is the whole predicate: only excluded rows fail.
             let passes = plan.exact ? excludedOnly() : rowFilter()
+            // (Read out of the plan here: the closure capturing the plan copied it on
+            // every entry, about 150 instructions each.)
+            let orderSlots = plan.orderSlotsRange
             for range in plan.ranges {
                 var stop = false
                 try index.scan(from: range.lower, to: range.upper, reverse: plan.reverse) { entry in
-                    if let boundary, !entry.key.partsEqual(boundary, in: plan.orderSlotsRange) {
+                    if let boundary, !entry.key.partsEqual(boundary, in: orderSlots) {
                         stop = true
                         return false
                     }
