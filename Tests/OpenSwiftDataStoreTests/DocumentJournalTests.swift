@@ -293,6 +293,23 @@ import Testing
         #expect(stored[1] == .int(Int64.min))
     }
 
+    /// A lock held for an instant, as a process being spawned holds a copy of every
+    /// descriptor until its exec closes them, does not refuse the open: it waits.
+    @Test func aLockHeldForAnInstantIsWaitedFor() throws {
+        defer { folder.remove() }
+        let path = folder.path("instant.store")
+        let store = try DocumentFixture.openStore(path)
+        try DocumentFixture.save(1, in: store)
+        store.document?.close()
+        // Another open file description of the document holds its lock.
+        let holder = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        #expect(flock(holder, LOCK_EX | LOCK_NB) == 0)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(40)) { _ = Glibc.close(holder) }
+        let (reopened, version) = try Document.open(path: path, schema: DocumentFixture.schema)
+        #expect(version.tables[0].count == 2)
+        reopened.close()
+    }
+
     @Test func saveAsNeverReplacesADocumentOpenForWriting() throws {
         defer { folder.remove() }
         let target = folder.path("target.store")

@@ -48,14 +48,31 @@ final class DocumentFile {
         descriptor = -1
     }
 
-    /// Takes the advisory write lock, or throws `.locked` at once if another
-    /// open file description holds it (another process, or another container).
+    /// Takes the advisory write lock, or throws `.locked` if another open file
+    /// description holds it (another process, or another container) for longer
+    /// than `lockPatience`.
+    ///
+    /// Why wait at all: a process this program spawns holds a copy of every open
+    /// descriptor from its fork until its exec closes them (`O_CLOEXEC`), so a lock
+    /// a closed container just released can look held for that instant, and a
+    /// document reopened right after closing would fail now and then. A writer that
+    /// really holds the document still gets `.locked`, a fraction of a second later.
     func lockExclusively() throws(DocumentError) {
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            if errno == EWOULDBLOCK { throw .locked(path: path) }
-            throw .io(operation: "flock", path: path, errno: errno)
+        var delay: useconds_t = 1_000
+        var waited: useconds_t = 0
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                throw .io(operation: "flock", path: path, errno: errno)
+            }
+            guard waited < Self.lockPatience else { throw .locked(path: path) }
+            usleep(delay)
+            waited += delay
+            delay = min(delay * 2, 32_000)
         }
     }
+
+    /// How long `lockExclusively` retries a held lock, in microseconds.
+    static let lockPatience: useconds_t = 250_000
 
     /// Opens the folder `directory` and takes its advisory lock, waiting for any
     /// other holder: writers of whole documents into one folder take turns.
