@@ -282,6 +282,8 @@ import Testing
             ("utf8", [FrameBytes.varint(1) + [1, 1, 1, 6, 0, 2, 0xC3, 0x28, 8, 1]], 1, "not valid UTF-8"),
             // Past the first eight bytes, and alone in the second word.
             ("utf8 tail", [FrameBytes.varint(1) + [1, 1, 1, 6, 0, 11] + Array("abcdefghi".utf8) + [0xC3, 0x28, 8, 1]], 1, "not valid UTF-8"),
+            // A length within what was left before its own byte was read, past the end after.
+            ("string end", [FrameBytes.varint(1) + [1, 1, 1, 6, 0, 1]], 1, "length 1 runs past the end"),
             ("utf8 word", [FrameBytes.varint(1) + [1, 1, 1, 6, 0, 16] + Array("abcdefgh".utf8) + [0xFF] + Array("abcdefg".utf8) + [8, 1]], 1, "not valid UTF-8"),
         ]
         // Frames of 4,096 rows of nils, two bytes per column, claiming more cells

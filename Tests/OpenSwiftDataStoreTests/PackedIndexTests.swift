@@ -285,9 +285,11 @@ import Testing
         }
     }
 
-    /// A large insert of ASCII strings sorts by radix on their first eight bytes, then
-    /// by comparison within runs: shared prefixes, NULs against the padding, small
-    /// and large strings and duplicates (kept in row order) come out as `String`s do.
+    /// A large insert of ASCII strings sorts by radix on their first eight bytes, long
+    /// runs of one prefix by radix on the next eight (to 32 bytes), then by comparison
+    /// within what is left tied: shared prefixes, NULs against the padding in either
+    /// chunk, strings on both sides of the small-string limit (15 bytes) and
+    /// duplicates (kept in row order) come out as `String`s do.
     @Test func bulkInsertsOfASCIIStringsSortByPrefixThenString() throws {
         let schema = StoreSchema(entities: [
             EntityDescription(
@@ -295,11 +297,14 @@ import Testing
                 relationships: [], indices: [IndexDescription(kind: .binary, slots: [0])]),
         ])
         var rng = SplitMix(seed: 13)
-        let stems = ["", "a", "trip-", "trip-1", "trip-12\u{0}", "trip-123", "a much longer ascii stem, past fifteen bytes "]
+        let stems = [
+            "", "a", "trip-", "trip-1", "trip-12\u{0}", "trip-123", "trip-1234\u{0}", "trip-12345678",
+            "a much longer ascii stem, past fifteen bytes ",
+        ]
         let store = Store(schema: schema)
         var changes = ChangeSet()
         var texts: [String] = []
-        for i in 0..<3_000 {
+        for i in 0..<6_000 {
             let text = stems.randomElement(using: &rng)! + String(Int.random(in: 0..<400, using: &rng)) + (i % 5 == 0 ? "\u{0}" : "")
             texts.append(text)
             changes.inserts.append(.init(entity: 0, temporaryID: RowID(Int64(-1 - i)), row: [.string(text)]))

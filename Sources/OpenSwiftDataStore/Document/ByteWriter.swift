@@ -141,6 +141,8 @@ struct ByteReader {
     mutating func string() throws(Failure) -> String {
         let start = position
         let length = try count(limit: bytes.count - position)
+        // (The limit was taken before the length's own bytes were read.)
+        guard bytes.count - position >= length else { throw fail("length \(length) runs past the end of the data") }
         let string: String? = bytes.withUnsafeBufferPointer { all in
             let utf8 = UnsafeBufferPointer(rebasing: all[position..<(position + length)])
             // ASCII needs no validation; the generic validating initializer is slow.

@@ -106,9 +106,13 @@ enum IndexOrder {
     }
 
     /// Sorts string entries listed in row order: by radix on their ASCII prefixes
-    /// (`StringOrder.asciiPrefix`), then by comparison within runs of one prefix; by
-    /// comparison alone when some string is not ASCII. Stable, so ties keep row order.
-    /// - Complexity: O(n) passes plus O(r log r) per run of r; O(n log n) at worst
+    /// (`StringOrder.asciiPrefix`), then runs of one prefix longer than a few entries
+    /// by radix on the next eight bytes, and so on to 32 bytes (keys such as
+    /// "trip-123456" share their first eight); what is left tied is sorted by
+    /// comparison. By comparison alone when some string is not ASCII. Ties keep row
+    /// order.
+    /// - Complexity: O(n) per level of eight bytes, plus O(r log r) per run of r left
+    ///   tied; O(n log n) at worst
     static func sort(_ entries: inout [BTree<StringKey>.Entry]) {
         guard entries.count > 256 else { return entries.sort(by: BTree.less) }
         // Sorted as (prefix, position) pairs, which copy without retaining a string.
@@ -119,17 +123,30 @@ enum IndexOrder {
             keyed.append((prefix, position))
         }
         RadixSort.sort(&keyed) { $0.prefix }
-        var sorted: [BTree<StringKey>.Entry] = []
-        sorted.reserveCapacity(entries.count)
-        var start = 0
-        for i in keyed.indices {
-            sorted.append(entries[keyed[i].position])
-            if i + 1 == keyed.count || keyed[i + 1].prefix != keyed[start].prefix {
-                if i > start { sorted[start...i].sort(by: BTree.less) }
+        let all = entries
+        /// Sorts `keyed[range]`, whose strings agree on their first `chunk` chunks.
+        func sortRun(_ range: Range<Int>, chunk: Int) {
+            guard range.count > 1 else { return }
+            if range.count <= 16 || chunk == 4 {
+                keyed[range].sort { BTree.less(all[$0.position], all[$1.position]) }
+                return
+            }
+            var run = Array(keyed[range])
+            for i in run.indices { run[i].prefix = StringOrder.asciiChunk(all[run[i].position].key.string, chunk) }
+            RadixSort.sort(&run) { $0.prefix }
+            keyed.replaceSubrange(range, with: run)
+            forEachRun(in: range) { sortRun($0, chunk: chunk + 1) }
+        }
+        /// Calls `body` with each run of equal prefixes in `keyed[range]`.
+        func forEachRun(in range: Range<Int>, _ body: (Range<Int>) -> Void) {
+            var start = range.lowerBound
+            for i in range where i + 1 == range.upperBound || keyed[i + 1].prefix != keyed[start].prefix {
+                body(start..<(i + 1))
                 start = i + 1
             }
         }
-        entries = sorted
+        forEachRun(in: keyed.indices) { sortRun($0, chunk: 1) }
+        entries = keyed.map { all[$0.position] }
     }
 
     /// Every row of `table` as an entry of the general index over `slots`, sorted.

@@ -79,6 +79,27 @@ public enum StringOrder {
         } ?? nil
     }
 
+    /// Bytes `8 * chunk ..< 8 * chunk + 8` of a string `asciiPrefix` accepted, as a
+    /// big-endian integer padded with zeros (chunk 0 is the prefix): strings whose
+    /// earlier chunks are equal and whose chunk `chunk` differs are in that chunk's
+    /// order, so long runs of one prefix sort by radix on the next chunk.
+    static func asciiChunk(_ string: String, _ chunk: Int) -> UInt64 {
+        let (w0, w1) = words(string)
+        if w1 >> 60 == 0xE {
+            switch chunk {
+            case 0: return w0.byteSwapped
+            case 1: return (w1 & 0x00FF_FFFF_FFFF_FFFF).byteSwapped
+            default: return 0
+            }
+        }
+        return string.utf8.withContiguousStorageIfAvailable { bytes in
+            var value: UInt64 = 0
+            let start = 8 * chunk
+            for i in start..<(start + 8) { value = value << 8 | UInt64(i < bytes.count ? bytes[i] : 0) }
+            return value
+        } ?? 0
+    }
+
     /// Whether strings are laid out as `compare` reads them.
     public static var _layoutHolds: Bool {
         var built = "ab"
