@@ -304,7 +304,11 @@ import Testing
         // Another open file description of the document holds its lock.
         let holder = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         #expect(flock(holder, LOCK_EX | LOCK_NB) == 0)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(40)) { _ = Glibc.close(holder) }
+        // A thread of its own, so a busy dispatch pool cannot hold the release back.
+        Thread {
+            usleep(10_000)
+            _ = Glibc.close(holder)
+        }.start()
         let (reopened, version) = try Document.open(path: path, schema: DocumentFixture.schema)
         #expect(version.tables[0].count == 2)
         reopened.close()

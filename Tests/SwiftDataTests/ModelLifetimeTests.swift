@@ -154,6 +154,43 @@ import Testing
         #expect(try ModelContext(container).fetchCount(FetchDescriptor<BucketListItem>()) == 1)
     }
 
+    /// Models fetched, held, let go and fetched again at random, over many rounds: a
+    /// held model is the object every fetch of its row returns, and one let go ends
+    /// (its registry entry goes with it, which a later fetch of its row must not find).
+    @Test func modelsComingAndGoingKeepOneObjectPerRow() throws {
+        let names = (0..<2_000).map { "t\($0)" }
+        try seed(names)
+        let context = ModelContext(container)
+        var generator = SystemRandomNumberGenerator()
+        var held: [String: Trip] = [:]
+        var ended = 0
+        for _ in 0..<40 {
+            do {
+                let low = "t\(Int.random(in: 0..<2_000, using: &generator))"
+                let fetched = try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name >= low }, sortBy: [SortDescriptor(\.name)]))
+                for trip in fetched.prefix(300) {
+                    if let kept = held[trip.name] {
+                        #expect(kept === trip, "a held model is the one object of its row")
+                    } else if Bool.random(using: &generator) {
+                        held[trip.name] = trip
+                    }
+                }
+            }
+            // Let about half of what is held go.
+            // (Names first: iterating `held.keys` would keep its models alive.)
+            let dropping = held.keys.filter { _ in Bool.random(using: &generator) }
+            for name in dropping {
+                weak let gone = held[name]
+                held[name] = nil
+                if gone == nil { ended += 1 }
+            }
+        }
+        #expect(ended > 0)
+        for (name, trip) in held {
+            #expect(try fetchTrip(name, in: context) === trip)
+        }
+    }
+
     @Test func aModelRegisteredAgainAfterItEndedIsStillUnique() throws {
         try seed(["H"])
         let context = ModelContext(container)

@@ -92,6 +92,23 @@ import Testing
         #expect(stored.map(\.memo) == [nil, "kept"])
     }
 
+    /// A model whose property defaults to a new model of another class, made before
+    /// any schema or container has seen either class: making its backing data builds
+    /// its layout, which evaluates that default and so makes the other model's backing
+    /// data first (a lock held across the two deadlocked).
+    @Test func aDefaultThatMakesAnotherModelBeforeAnyContainer() throws {
+        let holder = GadgetHolder()
+        #expect(holder.gadget?.label == "spare")
+        let container = try ModelContainer(
+            for: GadgetHolder.self, Gadget.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        context.insert(holder)
+        try context.save()
+        let reader = ModelContext(container)
+        let fetched = try reader.fetch(FetchDescriptor<GadgetHolder>())
+        #expect(fetched.map { $0.gadget?.label } == ["spare"])
+    }
+
     @Test func transientIsNotStoredAndResetsOnFetch() throws {
         let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
         let context = ModelContext(container)
@@ -169,4 +186,20 @@ final class DefaultsProbe {
     init(memo: String? = nil) {
         self.memo = memo
     }
+}
+
+/// Used only by `aDefaultThatMakesAnotherModelBeforeAnyContainer`, so that nothing has
+/// built their layouts before it runs. `made`, written first, makes the holder's
+/// backing data before the default gadget exists.
+@Model
+final class Gadget {
+    var label: String
+    init(label: String) { self.label = label }
+}
+
+@Model
+final class GadgetHolder {
+    var made = Date.now
+    var gadget: Gadget? = Gadget(label: "spare")
+    init() {}
 }

@@ -65,17 +65,21 @@ enum FreshBacking {
 
     static func make<M: PersistentModel>(for type: M.Type) -> any BackingData<M> {
         let key = ObjectIdentifier(type)
-        let maker = makers.withLock { $0[key] } ?? makers.withLock { makers in
-            if let known = makers[key] { return known }
+        let maker = makers.withLock { $0[key] } ?? {
+            // Made outside the lock: building the layout evaluates the schema's default
+            // values, which may make models (of other classes) and come back here.
             let layout = EntityLayout.of(M.self)
             let probe: any BackingData<M> = ModelBackingData<M>(freshWith: layout)
             let made = Maker(
                 backingType: ModelBackingData<M>.self,
                 witnesses: unsafeBitCast(probe as any BackingData<M>, to: (AnyObject, UnsafeRawPointer).self).1,
                 layout: layout)
-            makers[key] = made
-            return made
-        }
+            return makers.withLock { makers in
+                if let known = makers[key] { return known }
+                makers[key] = made
+                return made
+            }
+        }()
         let backing: AnyObject = maker.backingType.init(freshWith: maker.layout)
         return unsafeBitCast((backing, maker.witnesses), to: (any BackingData<M>).self)
     }
