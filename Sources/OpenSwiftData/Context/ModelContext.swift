@@ -213,10 +213,17 @@ public class ModelContext: Equatable, SendableMetatype {
     /// References to rows that no longer exist are skipped.
     func resolve(_ value: Value, of relationship: EntityLayout.RelationshipSlot) -> [any PersistentModel] {
         if container.external != nil { return storeModels(for: storedIdentifiers(value, of: relationship), of: relationship) }
-        let ids = value.referencedRows
-        guard !ids.isEmpty, let entity = container.entityIndex(ofDestination: relationship) else { return [] }
+        // (Read from the value itself, into a list sized once: collecting the rows into
+        // an array first and growing the result by doubling cost about 500
+        // instructions per relationship resolved.)
+        switch value {
+        case .reference: break
+        case let .references(ids) where !ids.isEmpty: break
+        default: return []
+        }
+        guard let entity = container.entityIndex(ofDestination: relationship) else { return [] }
         let (table, generation) = container.store.currentTable(of: entity)
-        return ids.compactMap { id in
+        func model(_ id: RowID) -> (any PersistentModel)? {
             let identifier = identifier(entity: entity, row: id)
             if let model = registry[identifier] { return model }
             guard table.contains(id) else { return nil }
@@ -225,6 +232,14 @@ public class ModelContext: Equatable, SendableMetatype {
             registry.register(model, as: identifier, retained: false)
             return model
         }
+        if case let .reference(id) = value { return model(id).map { [$0] } ?? [] }
+        guard case let .references(ids) = value else { return [] }
+        var models: [any PersistentModel] = []
+        models.reserveCapacity(ids.count)
+        for id in ids {
+            if let found = model(id) { models.append(found) }
+        }
+        return models
     }
 }
 
