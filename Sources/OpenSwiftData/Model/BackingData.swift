@@ -73,7 +73,7 @@ class OurBackingData {
     }
 
     /// Backing data for a model its own initializer makes (`createBackingData()`),
-    /// with no row until written; `FreshBacking` calls it through the metatype.
+    /// with no row until written; `ModelMaker` calls it through the metatype.
     required init(freshWith layout: EntityLayout) {
         preconditionFailure("abstract")
     }
@@ -389,9 +389,16 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         set(owner)
     }
 
-    override func storedValue(forKey key: AnyKeyPath) -> Value? {
-        let layout = self.layout
+    /// The slot of `key` when it is an attribute stored natively (what the typed
+    /// accessors may read and write), else nil.
+    @inline(__always)
+    private func nativeAttribute(_ key: AnyKeyPath) -> Int? {
         guard case let .attribute(i) = layout.slot(for: key), layout.attributes[i].storesNatively else { return nil }
+        return i
+    }
+
+    override func storedValue(forKey key: AnyKeyPath) -> Value? {
+        guard let i = nativeAttribute(key) else { return nil }
         if case let .fault(table, id) = state, let stored = table.value(id, slot: i) { return stored }
         prepare()
         return storedValues[i]
@@ -403,8 +410,7 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
     }
 
     override func setStoredValue(_ value: Value, forKey key: AnyKeyPath) -> Bool {
-        let layout = self.layout
-        guard case let .attribute(i) = layout.slot(for: key), layout.attributes[i].storesNatively else { return false }
+        guard let i = nativeAttribute(key) else { return false }
         setAttribute(i, to: value)
         return true
     }

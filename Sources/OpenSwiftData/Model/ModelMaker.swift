@@ -7,6 +7,9 @@ import OpenSwiftDataStore
 /// model (about 430 instructions together, a tenth of materializing a fault); the
 /// maker looks them up once.
 ///
+/// New models' backing data (`createBackingData()`) comes from the same maker, found
+/// through the class's layout, for the same reason.
+///
 /// A class, not a protocol: the layout keeps its maker in an optional (it is made
 /// last, with the layout), and copying an optional existential out of it cost about
 /// 250 instructions per model.
@@ -16,6 +19,13 @@ class ModelMaking: @unchecked Sendable {
         identifier: PersistentIdentifier, layout: EntityLayout, row: Row?, table: Table, id: RowID, generation: UInt64,
         context: ModelContext
     ) -> any PersistentModel {
+        preconditionFailure("abstract")
+    }
+
+    /// Backing data with no row yet, over `layout` (the maker's own), for a model its
+    /// own initializer makes (`createBackingData()`), with the witness table that makes
+    /// it an `any BackingData<M>`: the two parts of that existential.
+    func freshBacking(layout: EntityLayout) -> (AnyObject, UnsafeRawPointer) {
         preconditionFailure("abstract")
     }
 }
@@ -45,42 +55,8 @@ final class ModelMaker<M: PersistentModel>: ModelMaking, @unchecked Sendable {
             identifier: identifier, layout: layout, row: row, table: table, id: id, generation: generation, context: context)
         return M(backingData: unsafeBitCast((backing, witnesses), to: (any BackingData<M>).self))
     }
-}
 
-/// Makes the backing data of models their own initializers create, per model class.
-///
-/// `ModelBackingData<M>()` in `createBackingData()`, which runs unspecialized, looked
-/// up the generic class's metadata, its `BackingData` witness table and then the
-/// class's layout for every new model (about 1,200 instructions); one dictionary
-/// look-up by class finds all three, kept from the class's first model.
-enum FreshBacking {
-    private struct Maker: @unchecked Sendable {
-        let backingType: OurBackingData.Type
-        /// The witness table of `ModelBackingData<M>: BackingData` (see `ModelMaker`).
-        let witnesses: UnsafeRawPointer
-        let layout: EntityLayout
-    }
-
-    private static let makers = Locked<[ObjectIdentifier: Maker]>([:])
-
-    static func make<M: PersistentModel>(for type: M.Type) -> any BackingData<M> {
-        let key = ObjectIdentifier(type)
-        let maker = makers.withLock { $0[key] } ?? {
-            // Made outside the lock: building the layout evaluates the schema's default
-            // values, which may make models (of other classes) and come back here.
-            let layout = EntityLayout.of(M.self)
-            let probe: any BackingData<M> = ModelBackingData<M>(freshWith: layout)
-            let made = Maker(
-                backingType: ModelBackingData<M>.self,
-                witnesses: unsafeBitCast(probe as any BackingData<M>, to: (AnyObject, UnsafeRawPointer).self).1,
-                layout: layout)
-            return makers.withLock { makers in
-                if let known = makers[key] { return known }
-                makers[key] = made
-                return made
-            }
-        }()
-        let backing: AnyObject = maker.backingType.init(freshWith: maker.layout)
-        return unsafeBitCast((backing, maker.witnesses), to: (any BackingData<M>).self)
+    override func freshBacking(layout: EntityLayout) -> (AnyObject, UnsafeRawPointer) {
+        (backingType.init(freshWith: layout), witnesses)
     }
 }

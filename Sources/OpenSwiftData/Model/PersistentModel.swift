@@ -28,8 +28,12 @@ extension PersistentModel {
     public static var _$keyPathsRootedHere: [AnyKeyPath] { [] }
 
     /// Fresh backing data for a model created by its own initializer.
+    /// (Through the class's layout and its maker: `ModelBackingData<Self>()` here, in
+    /// code that runs unspecialized, looked up the generic class's metadata and its
+    /// `BackingData` conformance for every new model.)
     public static func createBackingData() -> any BackingData<Self> {
-        FreshBacking.make(for: Self.self)
+        let layout = EntityLayout.of(Self.self)
+        return unsafeBitCast(layout.maker.freshBacking(layout: layout), to: (any BackingData<Self>).self)
     }
 
     /// The backing data as our class. A dynamic cast to it cost about 2,000

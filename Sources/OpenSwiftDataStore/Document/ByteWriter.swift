@@ -127,9 +127,15 @@ struct ByteReader {
     mutating func double() throws(Failure) -> Double { Double(bitPattern: try fixed64()) }
 
     mutating func raw(_ n: Int) throws(Failure) -> ArraySlice<UInt8> {
+        bytes[try take(n)]
+    }
+
+    /// The positions of the next `n` bytes, which it moves past; a failure when
+    /// fewer are left.
+    private mutating func take(_ n: Int) throws(Failure) -> Range<Int> {
         guard n >= 0, bytes.count - position >= n else { throw fail("length \(n) runs past the end of the data") }
         defer { position += n }
-        return bytes[position..<(position + n)]
+        return position..<(position + n)
     }
 
     mutating func blob() throws(Failure) -> ArraySlice<UInt8> {
@@ -140,17 +146,15 @@ struct ByteReader {
     /// its retain and release cost more than the check of a short string).
     mutating func string() throws(Failure) -> String {
         let start = position
-        let length = try count(limit: bytes.count - position)
-        // (The limit was taken before the length's own bytes were read.)
-        guard bytes.count - position >= length else { throw fail("length \(length) runs past the end of the data") }
+        // (The limit is taken before the length's own bytes are read: `take` checks again.)
+        let range = try take(try count(limit: bytes.count - position))
         let string: String? = bytes.withUnsafeBufferPointer { all in
-            let utf8 = UnsafeBufferPointer(rebasing: all[position..<(position + length)])
+            let utf8 = UnsafeBufferPointer(rebasing: all[range])
             // ASCII needs no validation; the generic validating initializer is slow.
             if Self.isASCII(utf8) { return String(decoding: utf8, as: UTF8.self) }
             return String(validating: utf8, as: UTF8.self)
         }
         guard let string else { throw Failure(offset: start, reason: "string is not valid UTF-8") }
-        position += length
         return string
     }
 
