@@ -153,6 +153,9 @@ struct FetchQuery<T: PersistentModel> {
         // tied with its last one; unsaved models could land anywhere. (A limit of 0 or
         // less means none, as in `window`.)
         let window = fetchLimit.flatMap { $0 > 0 ? Self.windowEnd(limit: $0, offset: fetchOffset) : nil }
+        // A small window is mostly what an index walk yields: one allocation, not a
+        // doubling series (about 9,000 instructions for 50 rows).
+        if let window, window <= 4_096 { results.reserveCapacity(window) }
         let walk = try stored.forEachMatch(indexOrder: !hasUnsavedModels, window: window) { id, row in
             results.append(Candidate(rowID: id, values: row, model: nil))
         }
@@ -281,7 +284,10 @@ struct FetchQuery<T: PersistentModel> {
     /// not read.
     func materialize(_ candidate: Candidate) -> T {
         if let model = candidate.model { return unsafeDowncast(model, to: T.self) }
-        return context.materialize(layout, entity: entity, id: candidate.rowID!, row: candidate.values, in: version) as! T
+        // (A row of the fetched entity's table is a `T` or a subclass's model: its layout
+        // is the one of its class in `T`'s hierarchy.)
+        return unsafeDowncast(
+            context.materialize(layout, entity: entity, id: candidate.rowID!, row: candidate.values, in: version), to: T.self)
     }
 }
 

@@ -144,7 +144,7 @@ extension ModelContext {
             return model
         }
         let model = layout.maker.make(
-            identifier: id, layout: layout, row: row, table: table, id: RowID(0), generation: 0, context: self)
+            identifier: id, layout: layout, row: row, table: table, id: RowID(0), generation: 0, context: self, registering: false)
         registry.register(model, as: id, retained: false)
         return model
     }

@@ -174,9 +174,9 @@ public class ModelContext: Equatable, SendableMetatype {
             refresh(model.modelBacking, entity: entity, with: row, in: version)
             return model
         }
-        let model = makeModel(identifier: identifier, entity: entity, row: row, in: version)
-        registry.register(model, as: identifier, retained: false)
-        return model
+        return makeModel(
+            identifier: identifier, entity: entity, row: row, table: version.tables[entity], generation: version.generation,
+            registering: true)
     }
 
     /// Brings a registered model without unsaved changes up to `version`, so a
@@ -196,9 +196,10 @@ public class ModelContext: Equatable, SendableMetatype {
     }
 
     /// A model over row `identifier` of `table`, entity `entity`'s table in the version
-    /// of `generation`.
+    /// of `generation`; registered (unretained) when `registering`, for a row the
+    /// registry has no model of.
     func makeModel(
-        identifier: PersistentIdentifier, entity: Int, row: Row?, table: Table, generation: UInt64
+        identifier: PersistentIdentifier, entity: Int, row: Row?, table: Table, generation: UInt64, registering: Bool = false
     ) -> any PersistentModel {
         // The container's layout is the one `EntityLayout.of` would find, without its lock;
         // in a class hierarchy, that of the class the row names.
@@ -206,7 +207,8 @@ public class ModelContext: Equatable, SendableMetatype {
         let layout = container.hasHierarchies
             ? container.layout(at: entity, row: id, in: table, values: row) : container.layout(at: entity)
         return layout.maker.make(
-            identifier: identifier, layout: layout, row: row, table: table, id: id, generation: generation, context: self)
+            identifier: identifier, layout: layout, row: row, table: table, id: id, generation: generation, context: self,
+            registering: registering)
     }
 
     /// The models a stored relationship value refers to, registering them.
@@ -228,9 +230,8 @@ public class ModelContext: Equatable, SendableMetatype {
             if let model = registry[identifier] { return model }
             guard table.contains(id) else { return nil }
             // A fault, registered: what `materialize` makes of a row it does not find.
-            let model = makeModel(identifier: identifier, entity: entity, row: nil, table: table, generation: generation)
-            registry.register(model, as: identifier, retained: false)
-            return model
+            return makeModel(
+                identifier: identifier, entity: entity, row: nil, table: table, generation: generation, registering: true)
         }
         if case let .reference(id) = value { return model(id).map { [$0] } ?? [] }
         guard case let .references(ids) = value else { return [] }

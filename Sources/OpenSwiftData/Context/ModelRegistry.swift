@@ -50,10 +50,19 @@ final class ModelRegistry {
             retained[id] = model
         } else {
             unretained[id] = Unretained(model: model, backing: ObjectIdentifier(model.modelBacking))
+            guard !retained.isEmpty else { return }
             // Dropped after the access: a model ending here must not find `retained` busy.
             let replaced = retained.removeValue(forKey: id)
             _ = replaced
         }
+    }
+
+    /// Registers `model`, just made over a saved row with backing data `backing`,
+    /// unretained. The caller found no entry for `id`, so none is replaced.
+    /// - Complexity: O(1) expected
+    func registerMade(_ model: any PersistentModel, backing: ObjectIdentifier, as id: PersistentIdentifier) {
+        assert(self[id] == nil, "a made model replaces a registered one")
+        unretained[id] = Unretained(model: model, backing: backing)
     }
 
     /// Retains the registered model `id` (it has unsaved changes now).

@@ -129,7 +129,7 @@ public final class DefaultStore: DataStore, DataStoreBatching, HistoryProviding 
         }
         let model = layout.maker.make(
             identifier: PersistentIdentifier.temporary(in: layout.temporaryScope), layout: layout, row: layout.emptyRow,
-            table: container.store.current.tables[entity], id: RowID(0), generation: 0, context: context)
+            table: container.store.current.tables[entity], id: RowID(0), generation: 0, context: context, registering: false)
         let backing = model.modelBacking
         backing.committed = nil
         backing.context = nil

@@ -14,10 +14,12 @@ import OpenSwiftDataStore
 /// last, with the layout), and copying an optional existential out of it cost about
 /// 250 instructions per model.
 class ModelMaking: @unchecked Sendable {
-    /// A model over `row`, or a fault over row `id` of `table` when `row` is nil.
+    /// A model over `row`, or a fault over row `id` of `table` when `row` is nil;
+    /// registered with `context` (unretained) when `registering`: the maker knows the
+    /// backing data, which the registry's entry names, without reading it back.
     func make(
         identifier: PersistentIdentifier, layout: EntityLayout, row: Row?, table: Table, id: RowID, generation: UInt64,
-        context: ModelContext
+        context: ModelContext, registering: Bool
     ) -> any PersistentModel {
         preconditionFailure("abstract")
     }
@@ -49,11 +51,13 @@ final class ModelMaker<M: PersistentModel>: ModelMaking, @unchecked Sendable {
 
     override func make(
         identifier: PersistentIdentifier, layout: EntityLayout, row: Row?, table: Table, id: RowID, generation: UInt64,
-        context: ModelContext
+        context: ModelContext, registering: Bool
     ) -> any PersistentModel {
         let backing: AnyObject = backingType.init(
             identifier: identifier, layout: layout, row: row, table: table, id: id, generation: generation, context: context)
-        return M(backingData: unsafeBitCast((backing, witnesses), to: (any BackingData<M>).self))
+        let model = M(backingData: unsafeBitCast((backing, witnesses), to: (any BackingData<M>).self))
+        if registering { context.registry.registerMade(model, backing: ObjectIdentifier(backing), as: identifier) }
+        return model
     }
 
     override func freshBacking(layout: EntityLayout) -> (AnyObject, UnsafeRawPointer) {

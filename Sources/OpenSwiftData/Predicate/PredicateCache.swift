@@ -12,7 +12,7 @@ import Synchronization
 final class PredicateCache: Sendable {
     private struct Template {
         var keyPaths: [AnyKeyPath]
-        var operators: [AnyHashable]
+        var operators: [Int]
         var compiled: CompiledPredicate
     }
 
@@ -51,7 +51,7 @@ final class PredicateCache: Sendable {
             var print = PredicateFingerprint()
             fingerprinter.fingerprint(expression, into: &print)
             guard print.isCacheable else { return nil }
-            if let model { print.operators.append(AnyHashable(ObjectIdentifier(model))) }
+            if let model { print.operators.append(Int(bitPattern: UInt(bitPattern: ObjectIdentifier(model)))) }
             let template = entry.templates.first { $0.keyPaths == print.keyPaths && $0.operators == print.operators }
             return (print, template?.compiled)
         }

@@ -24,7 +24,12 @@ extension PredicateCompiler {
 
 extension PredicateExpressions.Arithmetic: CompilablePredicateExpression where LHS: CompilablePredicateExpression, RHS: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
-        print.operators.append(AnyHashable(op))
+        let code = switch op {
+        case .add: 11
+        case .subtract: 12
+        case .multiply: 13
+        }
+        print.operators.append(code)
         print.visit(lhs)
         print.visit(rhs)
     }

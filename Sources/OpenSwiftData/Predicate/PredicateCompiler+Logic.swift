@@ -29,7 +29,13 @@ extension PredicateExpressions.NotEqual: CompilablePredicateExpression where LHS
 
 extension PredicateExpressions.Comparison: CompilablePredicateExpression where LHS: CompilablePredicateExpression, RHS: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
-        print.operators.append(AnyHashable(op))
+        let code = switch op {
+        case .lessThan: 1
+        case .lessThanOrEqual: 2
+        case .greaterThan: 3
+        case .greaterThanOrEqual: 4
+        }
+        print.operators.append(code)
         print.visit(lhs)
         print.visit(rhs)
     }
