@@ -152,7 +152,13 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         set { storedIdentifier = newValue }
     }
 
-    weak var context: ModelContext?
+    /// The context's link (see `ContextLink`): nil until registered with a context.
+    @exclusivity(unchecked) private var contextLink: ContextLink?
+    /// The context the model is registered with, while that context lives.
+    var context: ModelContext? {
+        get { contextLink?.context }
+        set { contextLink = newValue?.link }
+    }
     @exclusivity(unchecked) var isDeleted = false
 
     @exclusivity(unchecked) private var storedValues: Row = []
@@ -198,7 +204,7 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
     deinit {
         // The model is ending: the context holds saved, unchanged models unretained,
         // and such an entry must go with its model (`ModelRegistry`).
-        if let identifier = storedIdentifier, let context {
+        if let identifier = storedIdentifier, let context = contextLink?.context {
             context.registry.forget(identifier, backing: ObjectIdentifier(self))
         }
     }
@@ -218,7 +224,7 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         self.layout = layout
         storedIdentifier = identifier
         self.generation = generation
-        self.context = context
+        contextLink = context.link
         super.init(modelClass: M.self)
     }
 
