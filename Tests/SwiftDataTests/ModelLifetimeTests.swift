@@ -256,4 +256,58 @@ import Testing
         #expect(try fetchTrip("gone", in: fresh) == nil)
         #expect(try fresh.fetchCount(FetchDescriptor<Trip>(predicate: #Predicate { $0.destination == "D3" })) == 214)
     }
+
+    /// Pending inserts are kept in insertion order apart from saved models: deleting
+    /// some of them, inserting one again and inserting more keeps every list, look-up
+    /// and the save in that order, and the ones the app let go end with the save.
+    @Test func pendingInsertsKeepTheirOrderThroughDeletesAndReinserts() throws {
+        let context = ModelContext(container)
+        var held: [Trip] = []
+        for i in 0..<300 {
+            let trip = Trip(name: "p\(i)", destination: "D")
+            context.insert(trip)
+            if i % 3 == 0 { held.append(trip) }
+        }
+        // Deleting a pending insert forgets it at once; inserting it again puts it last.
+        let removed = held.filter { Int($0.name.dropFirst())! % 2 == 0 }
+        for trip in removed { context.delete(trip) }
+        #expect(context.insertedModelsArray.count == 250)
+        for trip in removed { #expect(context.registeredModel(for: trip.persistentModelID) as Trip? == nil) }
+        let back = removed[0]
+        context.insert(back)
+        context.insert(Trip(name: "last", destination: "D"))
+        let expected = (0..<300).filter { !($0 % 6 == 0) }.map { "p\($0)" } + [back.name, "last"]
+        #expect(context.insertedModelsArray.compactMap { ($0 as? Trip)?.name } == expected)
+        // A held pending insert is the registered object under its temporary identifier.
+        let kept = try #require(held.first { $0.name == "p3" })
+        #expect(context.registeredModel(for: kept.persistentModelID) as Trip? === kept)
+        #expect(try context.fetch(FetchDescriptor<Trip>()).map(\.name) == expected)
+
+        weak var dropped: Trip?
+        dropped = context.insertedModelsArray.compactMap { $0 as? Trip }.first { $0.name == "p1" }
+        try context.save()
+        #expect(dropped == nil, "an insert nothing else holds ends with the save")
+        #expect(context.insertedModelsArray.isEmpty)
+        #expect(!kept.persistentModelID.isTemporary)
+        #expect(context.registeredModel(for: kept.persistentModelID) as Trip? === kept)
+        let fresh = ModelContext(container)
+        #expect(try fresh.fetch(FetchDescriptor<Trip>()).map(\.name) == expected)
+    }
+
+    /// A context that ends with unsaved inserts lets them go with it.
+    @Test func aContextEndingWithPendingInsertsLetsThemGo() throws {
+        weak var pending: Trip?
+        weak var endedContext: ModelContext?
+        do {
+            let context = ModelContext(container)
+            endedContext = context
+            let trip = Trip(name: "never saved", destination: "D")
+            pending = trip
+            context.insert(trip)
+            #expect(trip.modelContext === context)
+        }
+        #expect(endedContext == nil)
+        #expect(pending == nil)
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 0)
+    }
 }

@@ -74,13 +74,14 @@ extension ModelContext {
     /// autosave, which would call `save()` again.
     func insertReachableModels() {
         var roots: [any PersistentModel] = []
-        for id in [inserted, Array(changed)].joined() {
-            guard let model = registry[id] else { continue }
+        func collect(_ model: any PersistentModel) {
             let backing = model.modelBacking
             for j in backing.layout.relationships.indices {
                 roots.append(contentsOf: (backing.resolvedModels(j) ?? []).filter { $0.modelBacking.context == nil })
             }
         }
+        registry.forEachPendingInsert(collect)
+        for id in changed { if let model = registry[id] { collect(model) } }
         if !roots.isEmpty { insertGraph(from: roots) }
     }
 }

@@ -55,13 +55,11 @@ extension ModelContext {
         // change set's): at the peak of a large save, lists grown by doubling held
         // about 100 bytes per insert beyond what they need.
         changes.inserts.reserveCapacity(inserted.count)
-        var insertedModels: [any PersistentModel] = []
-        insertedModels.reserveCapacity(inserted.count)
-        for id in inserted {
-            guard let model = registry[id] else { continue }
-            let entity = try container.entityIndex(of: model.modelBacking.layout.modelType)
-            changes.inserts.append(.init(entity: entity, temporaryID: RowID(id.id.key), row: row(of: model.modelBacking)))
-            insertedModels.append(model)
+        // In insertion order, without a registry look-up each (see `ModelRegistry.pending`).
+        try registry.forEachPendingInsert { model in
+            let backing = model.modelBacking
+            let entity = try container.entityIndex(of: backing.layout.modelType)
+            changes.inserts.append(.init(entity: entity, temporaryID: RowID(backing.identifier.id.key), row: row(of: backing)))
         }
         var changedModels: [(Int, any PersistentModel)] = []
         for id in changed.sorted() {
@@ -88,10 +86,11 @@ extension ModelContext {
             throw error.apiError
         }
         let version = result.version ?? container.store.current
-        // `insertedModels` holds them from here; they come back under permanent ids.
-        registry.releaseForReregistration(inserted, incoming: insertedModels.count)
+        // `insertedModels` holds them from here, in the order of `changes.inserts`; they
+        // come back under permanent ids.
+        let insertedModels = registry.takePendingInserts(incoming: changes.inserts.count).lazy.compactMap { $0 }
         var insertedIDs: [PersistentIdentifier] = []
-        insertedIDs.reserveCapacity(insertedModels.count)
+        insertedIDs.reserveCapacity(changes.inserts.count)
         var updatedIDs: [PersistentIdentifier] = []
         for (insert, model) in zip(changes.inserts, insertedModels) {
             let entity = insert.entity
@@ -103,8 +102,10 @@ extension ModelContext {
                 continue
             }
             let permanent = identifier(entity: entity, row: rowID)
-            registry.remove(backing.identifier)
-            if let displaced = registry[permanent], displaced !== model {
+            // (A new row's identifier is new to the context: only an upsert can land
+            // on a row a registered model stands for.)
+            let upserted = result.upserted.contains(temporary)
+            if upserted, let displaced = registry[permanent], displaced !== model {
                 // Upsert onto a row this context already had: the inserted instance wins,
                 // and related models that pointed at the displaced one point at it instead.
                 redirectInverses(from: displaced, to: model)
@@ -114,7 +115,6 @@ extension ModelContext {
             registry.register(model, as: permanent, retained: false)
             // The store's row is the truth now (an upsert merged relationships the new
             // model left empty): the model reads it when next used.
-            let upserted = result.upserted.contains(temporary)
             if !undoState.pendingInserts.isEmpty,
                let undo = undoState.pendingInserts.removeValue(forKey: ObjectIdentifier(model)), undo.model === model {
                 // Undoing this insert restores the row it took over (`ModelContext+Undo`).
@@ -207,10 +207,11 @@ extension ModelContext {
     private func validateRelationshipCounts(excluding doomed: Set<ObjectIdentifier>) throws {
         // Most schemas have no rule to check: then no model is looked at.
         guard container.schema.memberLayouts.values.contains(where: \.hasRelationshipCountRules) else { return }
-        for id in [inserted, Array(changed)].joined() {
-            guard let model = registry[id], !doomed.contains(ObjectIdentifier(model)) else { continue }
+        func check(_ model: any PersistentModel) throws {
+            guard !doomed.contains(ObjectIdentifier(model)) else { return }
             let backing = model.modelBacking
-            guard backing.layout.hasRelationshipCountRules else { continue }
+            let id = backing.identifier
+            guard backing.layout.hasRelationshipCountRules else { return }
             for (j, relationship) in backing.layout.relationships.enumerated()
             where backing.layout.hierarchy?.hasRelationship[j] ?? true {
                 if !relationship.isToMany {
@@ -230,5 +231,7 @@ extension ModelContext {
                 }
             }
         }
+        try registry.forEachPendingInsert(check)
+        for id in changed { if let model = registry[id] { try check(model) } }
     }
 }

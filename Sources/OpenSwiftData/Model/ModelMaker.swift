@@ -18,8 +18,8 @@ class ModelMaking: @unchecked Sendable {
     /// registered with `context` (unretained) when `registering`: the maker knows the
     /// backing data, which the registry's entry names, without reading it back.
     func make(
-        identifier: PersistentIdentifier, layout: EntityLayout, row: Row?, table: Table, id: RowID, generation: UInt64,
-        context: ModelContext, registering: Bool
+        identifier: __owned PersistentIdentifier, layout: __owned EntityLayout, row: __owned Row?, table: __owned Table,
+        id: RowID, generation: UInt64, context: ModelContext, registering: Bool
     ) -> any PersistentModel {
         preconditionFailure("abstract")
     }
@@ -50,8 +50,8 @@ final class ModelMaker<M: PersistentModel>: ModelMaking, @unchecked Sendable {
     }
 
     override func make(
-        identifier: PersistentIdentifier, layout: EntityLayout, row: Row?, table: Table, id: RowID, generation: UInt64,
-        context: ModelContext, registering: Bool
+        identifier: __owned PersistentIdentifier, layout: __owned EntityLayout, row: __owned Row?, table: __owned Table,
+        id: RowID, generation: UInt64, context: ModelContext, registering: Bool
     ) -> any PersistentModel {
         let backing: AnyObject = backingType.init(
             identifier: identifier, layout: layout, row: row, table: table, id: id, generation: generation, context: context)
