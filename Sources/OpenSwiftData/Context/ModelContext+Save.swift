@@ -86,13 +86,16 @@ extension ModelContext {
             throw error.apiError
         }
         let version = result.version ?? container.store.current
-        // `insertedModels` holds them from here, in the order of `changes.inserts`; they
-        // come back under permanent ids.
-        let insertedModels = registry.takePendingInserts(incoming: changes.inserts.count).lazy.compactMap { $0 }
+        // `taken` holds them from here, in the order of `changes.inserts` (nil where one
+        // was deleted); they come back under permanent ids.
+        var taken = registry.takePendingInserts(incoming: changes.inserts.count)
         var insertedIDs: [PersistentIdentifier] = []
         insertedIDs.reserveCapacity(changes.inserts.count)
         var updatedIDs: [PersistentIdentifier] = []
-        for (insert, model) in zip(changes.inserts, insertedModels) {
+        var inserts = changes.inserts.makeIterator()
+        for position in taken.indices {
+            guard var model = taken[position], let insert = inserts.next() else { continue }
+            taken[position] = nil
             let entity = insert.entity
             let backing = model.modelBacking
             let temporary = EntityRow(entity: entity, id: RowID(backing.identifier.id.key))
@@ -105,6 +108,16 @@ extension ModelContext {
             // (A new row's identifier is new to the context: only an upsert can land
             // on a row a registered model stands for.)
             let upserted = result.upserted.contains(temporary)
+            if !upserted, isKnownUniquelyReferenced(&model) {
+                // Nothing but this save holds the model (not the app, a related model or
+                // undo): it ends here, so it is not registered again, and leaves the
+                // context first so its end looks nothing up. At a million inserts that
+                // spares two random accesses into a table of a million entries per model.
+                backing.context = nil
+                if !undoState.pendingInserts.isEmpty { undoState.pendingInserts[ObjectIdentifier(model)] = nil }
+                insertedIDs.append(permanent)
+                continue
+            }
             if upserted, let displaced = registry[permanent], displaced !== model {
                 // Upsert onto a row this context already had: the inserted instance wins,
                 // and related models that pointed at the displaced one point at it instead.
