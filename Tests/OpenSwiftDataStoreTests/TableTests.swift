@@ -21,6 +21,22 @@ import Testing
         #expect(table[RowID(999_999)] == nil)
     }
 
+    /// `delete` removes as `remove` does, without reading the row; emptied segments go.
+    @Test func deleteRemovesWithoutReturningTheRow() {
+        var table = Table(kinds: [.int, .string])
+        let ids = (0..<(Table.segmentSize + 10)).map { table.insert([.int(Int64($0)), .string("s\($0)")]) }
+        let first = table.delete(ids[3]), again = table.delete(ids[3]), missing = table.delete(RowID(-1))
+        #expect(first)
+        #expect(!again)
+        #expect(!missing)
+        #expect(table[ids[3]] == nil)
+        #expect(table[ids[4]] == [.int(4), .string("s4")])
+        for id in ids[0..<Table.segmentSize] { table.delete(id) }
+        #expect(table.count == 10)
+        #expect(table.rowIDs == Array(ids[Table.segmentSize...]))
+        #expect(table.row(ids.last!, reading: [1]) == [.null, .string("s\(Table.segmentSize + 9)")])
+    }
+
     @Test func copiesShareUntouchedRowsAndDivergeOnWrite() {
         var original = Table(kinds: [.int])
         let ids = (0..<3000).map { original.insert([.int(Int64($0))]) }

@@ -340,7 +340,7 @@ public struct DocumentReader {
                 touched[put.entity].insert(put.id)
             }
             for delete in record.deletes {
-                tables[delete.entity].remove(delete.id)
+                tables[delete.entity].delete(delete.id)
                 touched[delete.entity].insert(delete.id)
             }
             for (e, next) in record.nextRawIDs { tables[e].reserveIdentifiers(below: next) }

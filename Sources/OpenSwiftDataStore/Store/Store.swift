@@ -226,8 +226,13 @@ public final class Store: Sendable {
         }
         version.prepareSpatialIndexes(for: changes)
         var deleted: [EntityRow] = []
-        for delete in changes.deletes where version.remove(delete.id, of: delete.entity) {
-            deleted.append(EntityRow(entity: delete.entity, id: delete.id))
+        var keyed: [[Int]?] = Array(repeating: nil, count: changes.deletes.isEmpty ? 0 : schema.entities.count)
+        for delete in changes.deletes {
+            let slots = keyed[delete.entity] ?? version.indexedSlots(of: delete.entity)
+            keyed[delete.entity] = slots
+            if version.remove(delete.id, of: delete.entity, keyed: slots) {
+                deleted.append(EntityRow(entity: delete.entity, id: delete.id))
+            }
         }
 
         // Sized up front: growing these by doubling would hold both buffers at once

@@ -131,8 +131,23 @@ public struct StoreVersion: Sendable {
         return id
     }
 
-    mutating func remove(_ id: RowID, of entity: Int) -> Bool {
-        guard let old = tables[entity].remove(id) else { return false }
+    /// The slots `entity`'s indexes key on, which removing a row reads.
+    func indexedSlots(of entity: Int) -> [Int] {
+        var slots: [Int] = []
+        for index in orderedIndexes[entity] { slots.append(contentsOf: index.slots) }
+        for index in spatialIndexes[entity] { slots.append(contentsOf: index.slots) }
+        return slots
+    }
+
+    /// Removes row `id` of `entity` and its index entries; false when there is none.
+    /// `keyed` is `indexedSlots(of: entity)`, found once per commit.
+    ///
+    /// Only those slots are read (the rest of the row stays `.null`): reading whole
+    /// rows cost about 1,100 instructions per deleted row (W6 delete).
+    mutating func remove(_ id: RowID, of entity: Int, keyed: [Int]) -> Bool {
+        guard !keyed.isEmpty else { return tables[entity].delete(id) }
+        guard let old = tables[entity].row(id, reading: keyed) else { return false }
+        tables[entity].delete(id)
         for i in orderedIndexes[entity].indices { orderedIndexes[entity][i].remove(old, at: id) }
         for i in spatialIndexes[entity].indices { spatialIndexes[entity][i].remove(old, at: id) }
         return true

@@ -190,6 +190,21 @@ public struct Table: Sendable {
     public mutating func remove(_ id: RowID) -> Row? {
         guard let (s, p) = locate(id) else { return nil }
         let old = segments[s].row(at: p)
+        remove(segment: s, position: p)
+        return old
+    }
+
+    /// Removes the row stored under `id`, reading none of its values; false when there
+    /// is none.
+    /// - Complexity: O(1); O(segments) when it empties a segment.
+    @discardableResult
+    public mutating func delete(_ id: RowID) -> Bool {
+        guard let (s, p) = locate(id) else { return false }
+        remove(segment: s, position: p)
+        return true
+    }
+
+    private mutating func remove(segment s: Int, position p: Int) {
         // Only the live bitmap changes (and is copied): the dead position's values stay
         // until the segment is compacted or dropped.
         segments[s].setLive(p, false)
@@ -201,7 +216,6 @@ public struct Table: Sendable {
         } else if segments[s].isSparse {
             segments[s].compact()
         }
-        return old
     }
 
     /// Appends `row` under `raw`, above every identifier stored so far.
