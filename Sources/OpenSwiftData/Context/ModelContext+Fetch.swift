@@ -108,6 +108,7 @@ extension ModelContext {
         let candidates = query.window(try query.candidates())
         var models: [T] = []
         models.reserveCapacity(candidates.count)
+        if candidates.count > 64 { registry.reserveUnretained(candidates.count) }
         for candidate in candidates { models.append(query.materialize(candidate)) }
         return models
     }

@@ -45,6 +45,7 @@ extension ModelContext {
                 backing.adopt(layout)
             }
             backing.context = self
+            if !backing.layout.relationships.isEmpty { mayHoldResolvedRelationships = true }
             backing.isDeleted = false
             registry.register(model, as: backing.identifier, retained: true)
             inserted.append(backing.identifier)

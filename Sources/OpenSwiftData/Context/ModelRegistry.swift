@@ -62,6 +62,14 @@ final class ModelRegistry {
         return models
     }
 
+    /// Makes room for `additional` more unretained entries (a fetch about to make
+    /// that many models): one resize, where growing entry by entry doubled the table
+    /// several times over.
+    /// - Complexity: O(registered models) when the table grows, else O(1)
+    func reserveUnretained(_ additional: Int) {
+        unretained.reserveCapacity(unretained.count + additional)
+    }
+
     /// Calls `body` with each pending insert, in insertion order: those of when it
     /// was called (`body` may register models; they are not visited).
     /// - Complexity: O(pending inserts, including removed ones)

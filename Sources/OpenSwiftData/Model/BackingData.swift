@@ -505,12 +505,14 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
             context.willChange(self, slot: layout.attributes.count + index)
         }
         if !(models.isEmpty && related[index]?.isEmpty == true) { related[index] = models }
+        contextLink?.context?.mayHoldResolvedRelationships = true
         noteChange(slot: layout.attributes.count + index)
     }
 
     func replaceResolved(_ index: Int, with models: [any PersistentModel]) {
         prepare()
         related[index] = models
+        contextLink?.context?.mayHoldResolvedRelationships = true
     }
 
     func forgetResolvedRelationships() {
