@@ -310,4 +310,24 @@ import Testing
         #expect(pending == nil)
         #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 0)
     }
+
+    /// Deleting and inserting drafts again and again between saves keeps the pending
+    /// inserts in order (the registry compacts the slots deletes leave).
+    @Test func insertAndDeleteChurnBetweenSavesKeepsOrder() throws {
+        let context = ModelContext(container)
+        let drafts = (0..<100).map { Trip(name: "d\($0)", destination: "D") }
+        for draft in drafts { context.insert(draft) }
+        var expected = drafts.map(\.name)
+        for round in 0..<20 {
+            // Delete every other draft still pending, then insert them again at the end.
+            let moved = drafts.filter { Int($0.name.dropFirst())! % 2 == round % 2 }
+            for draft in moved { context.delete(draft) }
+            for draft in moved { context.insert(draft) }
+            expected = expected.filter { name in !moved.contains { $0.name == name } } + moved.map(\.name)
+        }
+        #expect(context.insertedModelsArray.compactMap { ($0 as? Trip)?.name } == expected)
+        for draft in drafts { #expect(context.registeredModel(for: draft.persistentModelID) as Trip? === draft) }
+        try context.save()
+        #expect(try ModelContext(container).fetch(FetchDescriptor<Trip>()).map(\.name) == expected)
+    }
 }

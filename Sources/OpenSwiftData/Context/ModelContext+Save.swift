@@ -87,14 +87,17 @@ extension ModelContext {
         }
         let version = result.version ?? container.store.current
         // `taken` holds them from here, in the order of `changes.inserts` (nil where one
-        // was deleted); they come back under permanent ids.
+        // was deleted); those something else holds come back under permanent ids.
         var taken = registry.takePendingInserts(incoming: changes.inserts.count)
         var insertedIDs: [PersistentIdentifier] = []
         insertedIDs.reserveCapacity(changes.inserts.count)
         var updatedIDs: [PersistentIdentifier] = []
         var inserts = changes.inserts.makeIterator()
         for position in taken.indices {
-            guard var model = taken[position], let insert = inserts.next() else { continue }
+            guard var model = taken[position] else { continue }
+            guard let insert = inserts.next() else {
+                preconditionFailure("a pending insert was registered while its save committed")
+            }
             taken[position] = nil
             let entity = insert.entity
             let backing = model.modelBacking
@@ -140,6 +143,7 @@ extension ModelContext {
                 insertedIDs.append(permanent)
             }
         }
+        precondition(inserts.next() == nil, "a save stored more inserts than it had pending")
         for (entity, model) in changedModels {
             let backing = model.modelBacking
             if version.tables[entity].contains(RowID(backing.identifier.id.key)) {

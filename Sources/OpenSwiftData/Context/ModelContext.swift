@@ -37,7 +37,8 @@ public class ModelContext: Equatable, SendableMetatype {
 
     var isMainContext = false
     /// Whether a model of the context may hold resolved related models (a relationship
-    /// was resolved or set through it, or a model inserted with some): only then does
+    /// was resolved or set through it, or a model of an entity with relationships was
+    /// inserted): only then does
     /// `deinit` walk every registered model to break the cycles those make. A fetch of
     /// a hundred thousand models that reads no relationship spent a tenth of its wall
     /// clock in that walk (W4 fetch).
@@ -99,8 +100,8 @@ public class ModelContext: Equatable, SendableMetatype {
         if let undoManager {
             Self.undoContexts.add(-1, ordering: .relaxed)
             // Its actions hold models for a context that is gone, and the manager may
-            // live on. (Last: releasing them may end registered models, whose entries
-            // the registry must not be asked for afterwards.)
+            // live on. (Models that end here find the link cleared and leave the
+            // registry alone.)
             undoManager.removeAllActions(withTarget: self)
         }
     }

@@ -25,7 +25,8 @@ final class ModelRegistry {
         let backing: ObjectIdentifier
     }
 
-    /// Saved models with unsaved changes (changed or deleted), retained.
+    /// Saved models with unsaved changes (changed or deleted), retained; also a
+    /// pending insert a custom store's save left unstored and a later change retains.
     @exclusivity(unchecked) private var retained: [PersistentIdentifier: any PersistentModel] = [:]
     @exclusivity(unchecked) private var unretained: [PersistentIdentifier: Unretained] = [:]
     /// Pending inserts, retained, in insertion order; nil where one was removed since.
@@ -78,8 +79,9 @@ final class ModelRegistry {
     }
 
     /// Unregisters every pending insert at once and hands them over, in insertion
-    /// order with nil where one was removed (a save that stored them registers them
-    /// again under permanent identifiers); makes room for `incoming` unretained entries.
+    /// order with nil where one was removed (to a save that stored them: it registers
+    /// again, under permanent identifiers, those something else still holds); makes
+    /// room for `incoming` unretained entries.
     /// - Complexity: O(1), plus the release of the position table
     func takePendingInserts(incoming: Int) -> [(any PersistentModel)?] {
         let taken = pending
@@ -137,16 +139,34 @@ final class ModelRegistry {
         if id.isTemporary, let position = pendingPositions.removeValue(forKey: id) {
             let model = pending[Int(position)]
             pending[Int(position)] = nil
-            if pendingPositions.isEmpty { pending = [] }
+            if pendingPositions.isEmpty {
+                pending = []
+            } else if pending.count >= 64, pendingPositions.count * 2 < pending.count {
+                compactPending()
+            }
             return model
         }
         if let model = retained.removeValue(forKey: id) { return model }
         return unretained.removeValue(forKey: id)?.model
     }
 
+    /// Drops the removed slots of `pending` once they are the majority, so inserting
+    /// and deleting drafts again and again between saves does not grow it (or the
+    /// walks over it) without bound.
+    /// - Complexity: O(pending slots), amortized O(1) per removal
+    private func compactPending() {
+        var kept: [(any PersistentModel)?] = []
+        kept.reserveCapacity(pendingPositions.count)
+        for case let model? in pending {
+            pendingPositions[model.modelBacking.identifier] = UInt32(kept.count)
+            kept.append(model)
+        }
+        pending = kept
+    }
+
     /// Stops retaining every model: after a save or rollback none has unsaved changes.
     /// Models nothing else holds end here.
-    /// - Complexity: O(retained models)
+    /// - Complexity: O(retained models + pending slots)
     func releaseAll() {
         if !pending.isEmpty {
             let released = pendingInserts
