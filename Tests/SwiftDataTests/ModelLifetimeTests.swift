@@ -330,4 +330,25 @@ import Testing
         try context.save()
         #expect(try ModelContext(container).fetch(FetchDescriptor<Trip>()).map(\.name) == expected)
     }
+
+    /// A model the app keeps after its context ended reads no context (the context's
+    /// link to its models is cleared as it ends), reads its values, and can join
+    /// another context.
+    @Test func aModelThatOutlivesItsContextReadsNoContext() throws {
+        try seed(["kept"])
+        var kept: Trip?
+        weak var endedContext: ModelContext?
+        do {
+            let context = ModelContext(container)
+            endedContext = context
+            kept = try fetchTrip("kept", in: context)
+            #expect(kept?.modelContext === context)
+        }
+        #expect(endedContext == nil)
+        let trip = try #require(kept)
+        #expect(trip.modelContext == nil)
+        #expect(trip.destination == "D")
+        #expect(!trip.hasChanges)
+    }
 }
+

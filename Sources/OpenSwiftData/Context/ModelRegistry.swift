@@ -169,10 +169,7 @@ final class ModelRegistry {
     /// - Complexity: O(retained models + pending slots)
     func releaseAll() {
         if !pending.isEmpty {
-            let released = pendingInserts
-            pending = []
-            pendingPositions = [:]
-            for model in released {
+            for case let model? in takePendingInserts(incoming: pendingPositions.count) {
                 unretained[model.modelBacking.identifier] = Unretained(model: model, backing: ObjectIdentifier(model.modelBacking))
             }
         }
