@@ -156,6 +156,24 @@ import Testing
         #expect(categories.first?.animals.map(\.name) == ["Cow"])
     }
 
+    @Test func modelsLinkedToAPendingInsertAfterItsInsertionAreSaved() throws {
+        // A save walks the pending inserts for new models only when a relationship was
+        // set since: here, after each insertion, from either side.
+        for round in 0..<2 {
+            let category = AnimalCategory(name: "Kind \(round)")
+            context.insert(category)
+            let cow = Animal(name: "Cow \(round)", diet: .herbivorous)
+            category.animals.append(cow)
+            let goat = Animal(name: "Goat \(round)", diet: .herbivorous)
+            goat.category = category
+            try context.save()
+            #expect(cow.modelContext === context && goat.modelContext === context)
+        }
+        let other = ModelContext(container)
+        let categories = try other.fetch(FetchDescriptor<AnimalCategory>(sortBy: [SortDescriptor(\.name)]))
+        #expect(categories.map { Set($0.animals.map(\.name)) } == [["Cow 0", "Goat 0"], ["Cow 1", "Goat 1"]])
+    }
+
     @Test func saveNotificationsCarryIdentifiersAndAuthor() throws {
         context.author = "importer"
         #expect(context.author == "importer")

@@ -191,15 +191,16 @@ struct FetchQuery<T: PersistentModel> {
 
     /// Unsaved inserts of this entity, when the fetch includes pending changes.
     var pendingModels: [AnyObject] {
-        includePendingChanges && !context.inserted.isEmpty ? context.inserted.compactMap { context.registry[$0] as? T } : []
+        includePendingChanges && context.registry.hasPendingInserts
+            ? context.registry.pendingInserts.compactMap { $0 as? T } : []
     }
 
     /// Whether models of this entity have unsaved changes, or are unsaved inserts the
     /// fetch includes: they could land anywhere in an order an index gives.
     private var hasUnsavedModels: Bool {
-        guard !context.changed.isEmpty || !context.inserted.isEmpty else { return false }
+        guard !context.changed.isEmpty || context.registry.hasPendingInserts else { return false }
         return context.changed.contains { context.registry[$0] is T }
-            || includePendingChanges && context.inserted.contains { context.registry[$0] is T }
+            || includePendingChanges && context.registry.containsPendingInsert { $0 is T }
     }
 
     /// Whether a stored row stands for a deleted or changed model, which never passes

@@ -37,7 +37,7 @@ extension ModelContext {
         var filtersHere = false, sortsHere = false
         // A predicate may follow relationships into models of other entities with unsaved
         // changes, which the store cannot see: then the context tests every model.
-        if descriptor.includePendingChanges, descriptor.predicate != nil, pending.count < inserted.count + changed.count {
+        if descriptor.includePendingChanges, descriptor.predicate != nil, pending.count < registry.pendingCount + changed.count {
             filtersHere = true
             request.predicate = nil
             request.fetchLimit = nil
@@ -110,7 +110,7 @@ extension ModelContext {
 
     /// Unsaved inserts and saved models with unsaved changes, of type `T`.
     private func pendingModels<T: PersistentModel>(of type: T.Type) -> [T] {
-        (inserted + changed.sorted()).compactMap { registry[$0] as? T }
+        registry.pendingInserts.compactMap { $0 as? T } + changed.sorted().compactMap { registry[$0] as? T }
     }
 
     // MARK: Models from snapshots
@@ -247,7 +247,7 @@ extension ModelContext {
     /// permanent identifiers the store chose, and every saved model's values become
     /// its committed ones.
     func saveToStore(_ external: any ExternalStore) throws {
-        let insertedModels = inserted.compactMap { registry[$0] }
+        let insertedModels = registry.pendingInserts
         let changedModels = changed.sorted().compactMap { registry[$0] }
         let deletedIDs = deleted
         let deletedModels = deletedIDs.filter { !$0.isTemporary }.compactMap { registry[$0] }

@@ -14,10 +14,12 @@ extension ModelContext {
     func deleteModel(_ model: any PersistentModel) {
         let backing = model.modelBacking
         guard backing.context === self else { return }
+        // A pending insert may still hold it (a relationship without an inverse): the
+        // next save's walk inserts it again, as it inserts every model they reach.
+        mayReachUnregistered = true
         let id = backing.identifier
         if undoManager != nil, isPendingInsert(id) || !deletedSet.contains(id) { registerUndoOfDelete(model) }
         if isPendingInsert(id) {
-            inserted.removeAll { $0 == id }
             registry.remove(id)
             detachFromInverses(model)
             backing.isDeleted = true

@@ -5,57 +5,66 @@ extension ModelContext {
     /// Inserting a model this context already has does nothing (or undoes a
     /// pending delete of it).
     public func insert<T: PersistentModel>(_ model: T) {
-        insertGraph(from: [model])
+        // One root needs no array: an insert of one model allocates nothing for it.
+        var work: [any PersistentModel] = []
+        var next: (any PersistentModel)? = model
+        while let model = next {
+            insertOne(model, reaching: &work)
+            next = work.popLast()
+        }
         scheduleAutosave()
     }
 
     /// Inserts every unregistered model reachable from `roots`.
     func insertGraph(from roots: [any PersistentModel]) {
         var work = roots
-        while let model = work.popLast() {
-            let backing = model.modelBacking
-            if backing.context === self {
-                if deletedSet.contains(backing.identifier) {
-                    undelete(backing.identifier)
-                    backing.isDeleted = false
-                    // Undoing this undelete deletes it again (the redo of an undone delete).
-                    registerUndoOfInsert(model)
-                    // The delete took it off the changed list; its changes stand.
-                    if !backing.dirty.isEmpty { changed.insert(backing.identifier) }
-                    restoreAfterPropagation(of: model)
-                }
-                continue
+        while let model = work.popLast() { insertOne(model, reaching: &work) }
+    }
+
+    /// Inserts `model` unless it is registered already (or of another context), and
+    /// adds the unregistered models its relationships hold to `work`.
+    private func insertOne(_ model: any PersistentModel, reaching work: inout [any PersistentModel]) {
+        let backing = model.modelBacking
+        if backing.context === self {
+            if deletedSet.contains(backing.identifier) {
+                undelete(backing.identifier)
+                backing.isDeleted = false
+                // Undoing this undelete deletes it again (the redo of an undone delete).
+                registerUndoOfInsert(model)
+                // The delete took it off the changed list; its changes stand.
+                if !backing.dirty.isEmpty { changed.insert(backing.identifier) }
+                restoreAfterPropagation(of: model)
             }
-            // A model of another context stays there; SwiftData traps here, we skip it.
-            guard backing.context == nil else { continue }
-            // Deleted since it was inserted, and inserted again before the save.
-            let wasDeletedInsert = backing.isDeleted && backing.identifier.isTemporary
-            // A saved model whose deletion is undone comes back as a new one; the save
-            // points references to its old row at it (`relinkReinsertions()`).
-            if !backing.identifier.isTemporary {
-                reinsertions.append((old: backing.identifier, model: model))
-                backing.prepareForReinsertion()
-            }
-            // A class of a hierarchy takes its hierarchy's slots, which the layout it
-            // was made with (its own) lacks.
-            // (Or a model of another container's hierarchy comes to one without.)
-            if container.hasHierarchies || backing.layout.hierarchy != nil,
-               let layout = container.layout(of: backing.layout.modelType) ?? .some(EntityLayout.of(backing.layout.modelType)),
-               layout !== backing.layout {
-                backing.adopt(layout)
-            }
-            backing.context = self
-            if !backing.layout.relationships.isEmpty { mayHoldResolvedRelationships = true }
-            backing.isDeleted = false
-            registry.register(model, as: backing.identifier, retained: true)
-            inserted.append(backing.identifier)
-            if undoManager != nil { registerUndoOfInsert(model) }
-            RelationshipGraph.linkInverses(of: model)
-            if wasDeletedInsert { restoreAfterPropagation(of: model) }
-            for j in backing.layout.relationships.indices {
-                for related in backing.resolvedModels(j) ?? [] where related.modelBacking.context == nil {
-                    work.append(related)
-                }
+            return
+        }
+        // A model of another context stays there; SwiftData traps here, we skip it.
+        guard backing.context == nil else { return }
+        // Deleted since it was inserted, and inserted again before the save.
+        let wasDeletedInsert = backing.isDeleted && backing.identifier.isTemporary
+        // A saved model whose deletion is undone comes back as a new one; the save
+        // points references to its old row at it (`relinkReinsertions()`).
+        if !backing.identifier.isTemporary {
+            reinsertions.append((old: backing.identifier, model: model))
+            backing.prepareForReinsertion()
+        }
+        // A class of a hierarchy takes its hierarchy's slots, which the layout it
+        // was made with (its own) lacks.
+        // (Or a model of another container's hierarchy comes to one without.)
+        if container.hasHierarchies || backing.layout.hierarchy != nil,
+           let layout = container.layout(of: backing.layout.modelType) ?? .some(EntityLayout.of(backing.layout.modelType)),
+           layout !== backing.layout {
+            backing.adopt(layout)
+        }
+        backing.context = self
+        if !backing.layout.relationships.isEmpty { mayHoldResolvedRelationships = true }
+        backing.isDeleted = false
+        registry.register(model, as: backing.identifier, retained: true)
+        if undoManager != nil { registerUndoOfInsert(model) }
+        RelationshipGraph.linkInverses(of: model)
+        if wasDeletedInsert { restoreAfterPropagation(of: model) }
+        for j in backing.layout.relationships.indices {
+            for related in backing.resolvedModels(j) ?? [] where related.modelBacking.context == nil {
+                work.append(related)
             }
         }
     }
@@ -81,7 +90,10 @@ extension ModelContext {
                 roots.append(contentsOf: (backing.resolvedModels(j) ?? []).filter { $0.modelBacking.context == nil })
             }
         }
-        registry.forEachPendingInsert(collect)
+        if mayReachUnregistered {
+            mayReachUnregistered = false
+            registry.forEachPendingInsert(collect)
+        }
         for id in changed { if let model = registry[id] { collect(model) } }
         if !roots.isEmpty { insertGraph(from: roots) }
     }

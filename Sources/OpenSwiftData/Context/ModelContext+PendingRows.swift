@@ -37,10 +37,14 @@ extension ModelContext {
     /// - Complexity: O(pending models)
     func pendingRows() -> [EntityRow: Row?] {
         var overlay: [EntityRow: Row?] = [:]
-        for id in changed.union(inserted) {
-            guard let model = registry[id], let entity = container.entityIndex(named: id.entityName) else { continue }
-            overlay[EntityRow(entity: entity, id: RowID(id.id.key))] = .some(row(of: model.modelBacking, keepingDeleted: true))
+        func add(_ model: any PersistentModel) {
+            let backing = model.modelBacking
+            let id = backing.identifier
+            guard let entity = container.entityIndex(named: id.entityName) else { return }
+            overlay[EntityRow(entity: entity, id: RowID(id.id.key))] = .some(row(of: backing, keepingDeleted: true))
         }
+        for id in changed { if let model = registry[id] { add(model) } }
+        registry.forEachPendingInsert(add)
         return overlay
     }
 }

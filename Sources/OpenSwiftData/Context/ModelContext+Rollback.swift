@@ -3,10 +3,7 @@ extension ModelContext {
     /// last saved values, and empties the undo stack.
     public func rollback() {
         undoManager?.removeAllActions()
-        for id in inserted {
-            guard let model = registry.remove(id) else { continue }
-            model.modelBacking.context = nil
-        }
+        for case let model? in registry.takePendingInserts(incoming: 0) { model.modelBacking.context = nil }
         for id in changed.union(deletedSet) {
             guard let backing = registry[id]?.modelBacking else { continue }
             if let committed = backing.committed { backing.values = committed }
@@ -14,7 +11,6 @@ extension ModelContext {
             backing.isDeleted = false
             backing.forgetResolvedRelationships()
         }
-        inserted = []
         changed = []
         deleted = []
         deletedSet = []

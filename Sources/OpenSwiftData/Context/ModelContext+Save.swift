@@ -54,7 +54,7 @@ extension ModelContext {
         // Sized up front, and the inserted models kept once (their entities are the
         // change set's): at the peak of a large save, lists grown by doubling held
         // about 100 bytes per insert beyond what they need.
-        changes.inserts.reserveCapacity(inserted.count)
+        changes.inserts.reserveCapacity(registry.pendingCount)
         // In insertion order, without a registry look-up each (see `ModelRegistry.pending`).
         try registry.forEachPendingInsert { model in
             let backing = model.modelBacking
@@ -171,7 +171,6 @@ extension ModelContext {
 
     /// Forgets what a save wrote: the pending lists, and the models it retained.
     func endPendingState() {
-        inserted = []
         changed = []
         deleted = []
         deletedSet = []

@@ -54,6 +54,19 @@ final class ModelRegistry {
     /// The number of registered models.
     var count: Int { retained.count + unretained.count + pendingPositions.count }
 
+    /// The number of pending inserts.
+    var pendingCount: Int { pendingPositions.count }
+
+    /// Whether any model is a pending insert.
+    var hasPendingInserts: Bool { !pendingPositions.isEmpty }
+
+    /// Whether a pending insert satisfies `predicate`.
+    /// - Complexity: O(pending inserts, including removed ones)
+    func containsPendingInsert(where predicate: (any PersistentModel) -> Bool) -> Bool {
+        for case let model? in pending where predicate(model) { return true }
+        return false
+    }
+
     /// The pending inserts, in insertion order.
     /// - Complexity: O(pending inserts, including removed ones)
     var pendingInserts: [any PersistentModel] {
@@ -96,12 +109,14 @@ final class ModelRegistry {
     /// - Complexity: O(1) expected
     func register(_ model: any PersistentModel, as id: PersistentIdentifier, retained keep: Bool) {
         if keep {
-            unretained[id] = nil
+            if !unretained.isEmpty { unretained[id] = nil }
             if id.isTemporary {
-                if let position = pendingPositions[id] {
+                // One probe of the table, not two: an insert is new to it but for rare
+                // re-registrations, which put the old position back.
+                if let position = pendingPositions.updateValue(UInt32(pending.count), forKey: id) {
+                    pendingPositions[id] = position
                     pending[Int(position)] = model
                 } else {
-                    pendingPositions[id] = UInt32(pending.count)
                     pending.append(model)
                 }
             } else {

@@ -505,7 +505,10 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
             context.willChange(self, slot: layout.attributes.count + index)
         }
         if !(models.isEmpty && related[index]?.isEmpty == true) { related[index] = models }
-        contextLink?.context?.mayHoldResolvedRelationships = true
+        if let context = contextLink?.context {
+            context.mayHoldResolvedRelationships = true
+            context.mayReachUnregistered = true
+        }
         noteChange(slot: layout.attributes.count + index)
     }
 
