@@ -313,6 +313,30 @@ import Testing
 
     /// Deleting and inserting drafts again and again between saves keeps the pending
     /// inserts in order (the registry compacts the slots deletes leave).
+    @Test func pendingInsertsAreFoundByIdentifierAsMoreArrive() throws {
+        let context = ModelContext(container)
+        var trips: [Trip] = []
+        for i in 0..<200 {
+            let trip = Trip(name: "t\(i)", destination: "D")
+            context.insert(trip)
+            trips.append(trip)
+            // Look-ups by identifier between inserts, of the newest and of the first.
+            if i % 50 == 0 {
+                #expect(context.registeredModel(for: trip.persistentModelID) as Trip? === trip)
+                #expect(context.registeredModel(for: trips[0].persistentModelID) as Trip? === trips[0])
+            }
+            // A change to a pending insert is part of the insert, not a change of its own.
+            trip.destination = "E"
+        }
+        for trip in trips { #expect(context.registeredModel(for: trip.persistentModelID) as Trip? === trip) }
+        #expect(context.changedModelsArray.isEmpty)
+        #expect(context.insertedModelsArray.count == 200)
+        try context.save()
+        let stored = try ModelContext(container).fetch(FetchDescriptor<Trip>())
+        #expect(stored.count == 200)
+        #expect(stored.allSatisfy { $0.destination == "E" })
+    }
+
     @Test func insertAndDeleteChurnBetweenSavesKeepsOrder() throws {
         let context = ModelContext(container)
         let drafts = (0..<100).map { Trip(name: "d\($0)", destination: "D") }

@@ -145,6 +145,9 @@ public class ModelContext: Equatable, SendableMetatype {
 
     /// Called by backing data when a registered model's value changes.
     func noteChange(of id: PersistentIdentifier) {
+        // (The caller's model is registered here.) A change to a pending insert is part
+        // of the insert: no look-up by identifier among the pending inserts.
+        if registry.isRetainedInsert(registered: id) { return }
         guard registry[id] != nil, !isPendingInsert(id), !deletedSet.contains(id) else { return }
         changed.insert(id)
         registry.retain(id)

@@ -30,35 +30,65 @@ final class ModelRegistry {
     @exclusivity(unchecked) private var retained: [PersistentIdentifier: any PersistentModel] = [:]
     @exclusivity(unchecked) private var unretained: [PersistentIdentifier: Unretained] = [:]
     /// Pending inserts, retained, in insertion order; nil where one was removed since.
-    /// A save walks them in this order, then drops the list and `pendingPositions`
+    /// A save walks them in this order, then drops the list (and `pendingIndex`)
     /// whole: looking each up and removing it from a table as large as the insert was a
     /// cache miss per model, several times over (about a fifth of W1's wall clock).
     @exclusivity(unchecked) private var pending: [(any PersistentModel)?] = []
-    /// Where each pending insert is in `pending`, by its temporary identifier.
+    /// The number of pending inserts (the slots of `pending` that are not nil).
+    @exclusivity(unchecked) private(set) var pendingCount = 0
+    /// Where each pending insert is in `pending`, by its temporary identifier: made on
+    /// the first look-up of a pending insert by identifier, kept up to date from then
+    /// until the list is taken. Most saves never need it, and a table of a million
+    /// entries filled insert by insert cost a cache miss each (about 9 % of W1).
     /// (`UInt32`: a table of a million entries is 24 MB smaller than with `Int`.)
-    @exclusivity(unchecked) private var pendingPositions: [PersistentIdentifier: UInt32] = [:]
+    @exclusivity(unchecked) private var pendingIndex: [PersistentIdentifier: UInt32]?
+
+    /// `pendingIndex`, made first if need be.
+    /// - Complexity: O(pending slots) when it is made, else O(1)
+    private func pendingPositions() -> [PersistentIdentifier: UInt32] {
+        if let index = pendingIndex { return index }
+        var index: [PersistentIdentifier: UInt32] = [:]
+        index.reserveCapacity(pendingCount)
+        for (position, model) in pending.enumerated() {
+            if let model { index[model.modelBacking.identifier] = UInt32(position) }
+        }
+        pendingIndex = index
+        return index
+    }
+
+    /// The position in `pending` of the pending insert `id`, if it is one.
+    /// - Complexity: O(1) expected, once `pendingIndex` is made
+    private func pendingPosition(of id: PersistentIdentifier) -> Int? {
+        guard id.isTemporary, pendingCount > 0 else { return nil }
+        return pendingPositions()[id].map(Int.init)
+    }
 
     /// The registered model for `id`, if any.
-    /// - Complexity: O(1) expected
+    /// - Complexity: O(1) expected (the first look-up of a pending insert: O(pending inserts))
     subscript(id: PersistentIdentifier) -> (any PersistentModel)? {
         if let model = retained[id] { return model }
         if let entry = unretained[id] { return entry.model }
-        guard id.isTemporary, let position = pendingPositions[id] else { return nil }
-        return pending[Int(position)]
+        return pendingPosition(of: id).flatMap { pending[$0] }
     }
 
     /// Whether `id` names a model with unsaved changes (one the context retains).
+    /// - Complexity: O(1) expected (the first look-up of a pending insert: O(pending inserts))
+    func isRetained(_ id: PersistentIdentifier) -> Bool { retained[id] != nil || pendingPosition(of: id) != nil }
+
+    /// Whether `id`, with a temporary identifier and registered here, is retained: a
+    /// pending insert (or one a custom store left unsaved and a change retains).
+    /// Without a look-up by identifier in the pending list, which a change to each of a
+    /// million pending inserts would otherwise make.
     /// - Complexity: O(1) expected
-    func isRetained(_ id: PersistentIdentifier) -> Bool { retained[id] != nil || pendingPositions[id] != nil }
+    func isRetainedInsert(registered id: PersistentIdentifier) -> Bool {
+        id.isTemporary && (unretained.isEmpty || unretained[id] == nil)
+    }
 
     /// The number of registered models.
-    var count: Int { retained.count + unretained.count + pendingPositions.count }
-
-    /// The number of pending inserts.
-    var pendingCount: Int { pendingPositions.count }
+    var count: Int { retained.count + unretained.count + pendingCount }
 
     /// Whether any model is a pending insert.
-    var hasPendingInserts: Bool { !pendingPositions.isEmpty }
+    var hasPendingInserts: Bool { pendingCount > 0 }
 
     /// Whether a pending insert satisfies `predicate`.
     /// - Complexity: O(pending inserts, including removed ones)
@@ -71,7 +101,7 @@ final class ModelRegistry {
     /// - Complexity: O(pending inserts, including removed ones)
     var pendingInserts: [any PersistentModel] {
         var models: [any PersistentModel] = []
-        models.reserveCapacity(pendingPositions.count)
+        models.reserveCapacity(pendingCount)
         for case let model? in pending { models.append(model) }
         return models
     }
@@ -99,26 +129,23 @@ final class ModelRegistry {
     func takePendingInserts(incoming: Int) -> [(any PersistentModel)?] {
         let taken = pending
         pending = []
-        pendingPositions = [:]
+        pendingCount = 0
+        pendingIndex = nil
         unretained.reserveCapacity(unretained.count + incoming)
         return taken
     }
 
     /// Registers `model` under `id`, retained when it has unsaved changes: a model
-    /// with a temporary identifier is then a pending insert.
+    /// with a temporary identifier is then a pending insert, which it must not be
+    /// already (an insert registers only models of no context).
     /// - Complexity: O(1) expected
     func register(_ model: any PersistentModel, as id: PersistentIdentifier, retained keep: Bool) {
         if keep {
             if !unretained.isEmpty { unretained[id] = nil }
             if id.isTemporary {
-                // One probe of the table, not two: an insert is new to it but for rare
-                // re-registrations, which put the old position back.
-                if let position = pendingPositions.updateValue(UInt32(pending.count), forKey: id) {
-                    pendingPositions[id] = position
-                    pending[Int(position)] = model
-                } else {
-                    pending.append(model)
-                }
+                pendingIndex?[id] = UInt32(pending.count)
+                pending.append(model)
+                pendingCount += 1
             } else {
                 retained[id] = model
             }
@@ -151,12 +178,14 @@ final class ModelRegistry {
     /// - Complexity: O(1) expected
     @discardableResult
     func remove(_ id: PersistentIdentifier) -> (any PersistentModel)? {
-        if id.isTemporary, let position = pendingPositions.removeValue(forKey: id) {
-            let model = pending[Int(position)]
-            pending[Int(position)] = nil
-            if pendingPositions.isEmpty {
+        if let position = pendingPosition(of: id) {
+            pendingIndex![id] = nil
+            let model = pending[position]
+            pending[position] = nil
+            pendingCount -= 1
+            if pendingCount == 0 {
                 pending = []
-            } else if pending.count >= 64, pendingPositions.count * 2 < pending.count {
+            } else if pending.count >= 64, pendingCount * 2 < pending.count {
                 compactPending()
             }
             return model
@@ -171,12 +200,10 @@ final class ModelRegistry {
     /// - Complexity: O(pending slots), amortized O(1) per removal
     private func compactPending() {
         var kept: [(any PersistentModel)?] = []
-        kept.reserveCapacity(pendingPositions.count)
-        for case let model? in pending {
-            pendingPositions[model.modelBacking.identifier] = UInt32(kept.count)
-            kept.append(model)
-        }
+        kept.reserveCapacity(pendingCount)
+        for case let model? in pending { kept.append(model) }
         pending = kept
+        pendingIndex = nil
     }
 
     /// Stops retaining every model: after a save or rollback none has unsaved changes.
@@ -184,7 +211,7 @@ final class ModelRegistry {
     /// - Complexity: O(retained models + pending slots)
     func releaseAll() {
         if !pending.isEmpty {
-            for case let model? in takePendingInserts(incoming: pendingPositions.count) {
+            for case let model? in takePendingInserts(incoming: pendingCount) {
                 unretained[model.modelBacking.identifier] = Unretained(model: model, backing: ObjectIdentifier(model.modelBacking))
             }
         }
