@@ -135,17 +135,17 @@ public struct ColumnFilter {
     private static func ordered(
         _ op: QueryExpression.ComparisonOperator, _ column: Column, _ c: Value, constantFirst: Bool, _ n: Int
     ) -> [UInt64] {
-        @inline(__always) func holds<C: Comparable>(_ v: C, _ k: C) -> Bool { constantFirst ? op.holds(k, v) : op.holds(v, k) }
+        // `k op v` is `v op' k`, with the operator flipped (NaN compares false either way).
+        let columnOp = constantFirst ? op.flipped : op
         let typed: [UInt64]
         switch (column.kind, c) {
-        case let (.int, .int(k)): typed = column.ints.withUnsafeBufferPointer { v in fill(n) { holds(v[$0], k) } }
-        case let (.uint, .uint(k)): typed = column.uints.withUnsafeBufferPointer { v in fill(n) { holds(v[$0], k) } }
-        case let (.double, .double(k)): typed = column.doubles.withUnsafeBufferPointer { v in fill(n) { holds(v[$0], k) } }
+        case let (.int, .int(k)): typed = column.ints.withUnsafeBufferPointer { compare(columnOp, $0, k, n) }
+        case let (.uint, .uint(k)): typed = column.uints.withUnsafeBufferPointer { compare(columnOp, $0, k, n) }
+        case let (.double, .double(k)): typed = column.doubles.withUnsafeBufferPointer { compare(columnOp, $0, k, n) }
         case let (.date, .date(k)):
-            typed = column.doubles.withUnsafeBufferPointer { v in
-                fill(n) { holds(Date(timeIntervalSinceReferenceDate: v[$0]), k) }
-            }
-        case let (.string, .string(k)): typed = fill(n) { holds(StringOrder.compare(column.strings[$0], k), 0) }
+            // A date's order is its interval's, which the column stores.
+            typed = column.doubles.withUnsafeBufferPointer { compare(columnOp, $0, k.timeIntervalSinceReferenceDate, n) }
+        case let (.string, .string(k)): typed = fill(n) { columnOp.holds(StringOrder.compare(column.strings[$0], k), 0) }
         default:
             // Mixed kinds, and kinds without a typed order: each position's value.
             return fill(n) {
@@ -157,25 +157,42 @@ public struct ColumnFilter {
         return combine(typed, column.present, &)
     }
 
+    /// The bitmap of the positions `0..<n` of `values` where `value op k` holds. The
+    /// operator is chosen once, outside the loop, so each loop is one comparison per
+    /// position that the compiler vectorizes (choosing it per position made the loop
+    /// branch per position: about 4 ms for a million rows, as long as SQLite's).
+    @inline(__always)
+    private static func compare<C: Comparable>(
+        _ op: QueryExpression.ComparisonOperator, _ values: UnsafeBufferPointer<C>, _ k: C, _ n: Int
+    ) -> [UInt64] {
+        switch op {
+        case .lessThan: fill(n) { values[$0] < k }
+        case .lessThanOrEqual: fill(n) { values[$0] <= k }
+        case .greaterThan: fill(n) { values[$0] > k }
+        case .greaterThanOrEqual: fill(n) { values[$0] >= k }
+        }
+    }
+
     // MARK: Bitmaps
 
     private static func zeros(_ n: Int) -> [UInt64] { [UInt64](repeating: 0, count: Bitmap.wordCount(n)) }
 
-    /// The bitmap of the positions `0..<n` where `bit` holds.
+    /// The bitmap of the positions `0..<n` where `bit` holds: whole words in loops of
+    /// exactly 64 positions without a branch, which the compiler can unroll and vectorize.
     @inline(__always)
     private static func fill(_ n: Int, _ bit: (Int) -> Bool) -> [UInt64] {
         [UInt64](unsafeUninitializedCapacity: Bitmap.wordCount(n)) { words, initialized in
-            var p = 0
-            for w in 0..<words.count {
+            let full = n / 64
+            for w in 0..<full {
+                let base = w &* 64
                 var word: UInt64 = 0
-                let end = min(p + 64, n)
-                var b: UInt64 = 0
-                while p < end {
-                    if bit(p) { word |= 1 << b }
-                    b += 1
-                    p += 1
-                }
+                for b in 0..<64 { word |= (bit(base &+ b) ? 1 : 0) &<< UInt64(b) }
                 words[w] = word
+            }
+            if full < words.count {
+                var word: UInt64 = 0
+                for p in (full &* 64)..<n where bit(p) { word |= 1 &<< UInt64(p &- full &* 64) }
+                words[full] = word
             }
             initialized = words.count
         }
