@@ -313,6 +313,30 @@ import Testing
 
     /// Deleting and inserting drafts again and again between saves keeps the pending
     /// inserts in order (the registry compacts the slots deletes leave).
+    /// Identifiers decoded elsewhere carry their own copy of the entity and store names;
+    /// the registry's tables (which hold the names of a container's identifiers without
+    /// retaining them) still find models by them: saved, changed and pending ones.
+    @Test func identifiersDecodedElsewhereFindTheRegisteredModels() throws {
+        func decoded(_ id: PersistentIdentifier) throws -> PersistentIdentifier {
+            try JSONDecoder().decode(PersistentIdentifier.self, from: JSONEncoder().encode(id))
+        }
+        try seed(["kept", "changed"])
+        let context = ModelContext(container)
+        let kept = try #require(try fetchTrip("kept", in: context))
+        let changed = try #require(try fetchTrip("changed", in: context))
+        changed.destination = "Elsewhere"
+        let pending = Trip(name: "pending", destination: "D")
+        context.insert(pending)
+        for trip in [kept, changed, pending] {
+            #expect(context.model(for: try decoded(trip.persistentModelID)) as? Trip === trip)
+            #expect(context.registeredModel(for: try decoded(trip.persistentModelID)) as Trip? === trip)
+        }
+        try context.save()
+        for trip in [kept, changed, pending] {
+            #expect(context.registeredModel(for: try decoded(trip.persistentModelID)) as Trip? === trip)
+        }
+    }
+
     @Test func pendingInsertsAreFoundByIdentifierAsMoreArrive() throws {
         let context = ModelContext(container)
         var trips: [Trip] = []

@@ -135,7 +135,7 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         self.memberIndex = Dictionary(
             givenSchema.memberLayouts.values.filter { $0.hierarchy != nil }.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         self.identifierScopes = givenSchema.layouts.map { [storeIdentifier] layout in
-            IdentifierScope(storeIdentifier: storeIdentifier, entityName: layout.name)
+            IdentifierScope(storeIdentifier: storeIdentifier, entityName: layout.name, isShared: true)
         }
     }
 

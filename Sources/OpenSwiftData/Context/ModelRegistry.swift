@@ -28,7 +28,7 @@ final class ModelRegistry {
     /// Saved models with unsaved changes (changed or deleted), retained; also a
     /// pending insert a custom store's save left unstored and a later change retains.
     @exclusivity(unchecked) private var retained: [PersistentIdentifier: any PersistentModel] = [:]
-    @exclusivity(unchecked) private var unretained: [PersistentIdentifier: Unretained] = [:]
+    @exclusivity(unchecked) private var unretained: [RegistryKey: Unretained] = [:]
     /// Pending inserts, retained, in insertion order; nil where one was removed since.
     /// A save walks them in this order, then drops the list (and `pendingIndex`)
     /// whole: looking each up and removing it from a table as large as the insert was a
@@ -67,7 +67,7 @@ final class ModelRegistry {
     /// - Complexity: O(1) expected (the first look-up of a pending insert: O(pending inserts))
     subscript(id: PersistentIdentifier) -> (any PersistentModel)? {
         if let model = retained[id] { return model }
-        if let entry = unretained[id] { return entry.model }
+        if let entry = unretained[RegistryKey(id)] { return entry.model }
         return pendingPosition(of: id).flatMap { pending[$0] }
     }
 
@@ -81,7 +81,7 @@ final class ModelRegistry {
     /// million pending inserts would otherwise make.
     /// - Complexity: O(1) expected
     func isRetainedInsert(registered id: PersistentIdentifier) -> Bool {
-        id.isTemporary && (unretained.isEmpty || unretained[id] == nil)
+        id.isTemporary && (unretained.isEmpty || unretained[RegistryKey(id)] == nil)
     }
 
     /// The number of registered models.
@@ -141,7 +141,7 @@ final class ModelRegistry {
     /// - Complexity: O(1) expected
     func register(_ model: any PersistentModel, as id: PersistentIdentifier, retained keep: Bool) {
         if keep {
-            if !unretained.isEmpty { unretained[id] = nil }
+            if !unretained.isEmpty { unretained[RegistryKey(id)] = nil }
             if id.isTemporary {
                 pendingIndex?[id] = UInt32(pending.count)
                 pending.append(model)
@@ -150,7 +150,7 @@ final class ModelRegistry {
                 retained[id] = model
             }
         } else {
-            unretained[id] = Unretained(model: model, backing: ObjectIdentifier(model.modelBacking))
+            unretained[RegistryKey(id)] = Unretained(model: model, backing: ObjectIdentifier(model.modelBacking))
             guard !retained.isEmpty else { return }
             // Dropped after the access: a model ending here must not find `retained` busy.
             let replaced = retained.removeValue(forKey: id)
@@ -163,13 +163,13 @@ final class ModelRegistry {
     /// - Complexity: O(1) expected
     func registerMade(_ model: any PersistentModel, backing: ObjectIdentifier, as id: PersistentIdentifier) {
         assert(self[id] == nil, "a made model replaces a registered one")
-        unretained[id] = Unretained(model: model, backing: backing)
+        unretained[RegistryKey(id)] = Unretained(model: model, backing: backing)
     }
 
     /// Retains the registered model `id` (it has unsaved changes now).
     /// - Complexity: O(1) expected
     func retain(_ id: PersistentIdentifier) {
-        guard retained[id] == nil, let entry = unretained.removeValue(forKey: id) else { return }
+        guard retained[id] == nil, let entry = unretained.removeValue(forKey: RegistryKey(id)) else { return }
         retained[id] = entry.model
     }
 
@@ -191,7 +191,7 @@ final class ModelRegistry {
             return model
         }
         if let model = retained.removeValue(forKey: id) { return model }
-        return unretained.removeValue(forKey: id)?.model
+        return unretained.removeValue(forKey: RegistryKey(id))?.model
     }
 
     /// Drops the removed slots of `pending` once they are the majority, so inserting
@@ -212,7 +212,7 @@ final class ModelRegistry {
     func releaseAll() {
         if !pending.isEmpty {
             for case let model? in takePendingInserts(incoming: pendingCount) {
-                unretained[model.modelBacking.identifier] = Unretained(model: model, backing: ObjectIdentifier(model.modelBacking))
+                unretained[RegistryKey(model.modelBacking.identifier)] = Unretained(model: model, backing: ObjectIdentifier(model.modelBacking))
             }
         }
         guard !retained.isEmpty else { return }
@@ -220,7 +220,7 @@ final class ModelRegistry {
         retained = [:]
         unretained.reserveCapacity(unretained.count + released.count)
         for (id, model) in released {
-            unretained[id] = Unretained(model: model, backing: ObjectIdentifier(model.modelBacking))
+            unretained[RegistryKey(id)] = Unretained(model: model, backing: ObjectIdentifier(model.modelBacking))
         }
     }
 
@@ -235,8 +235,38 @@ final class ModelRegistry {
     /// - Complexity: O(1) expected
     func forget(_ id: PersistentIdentifier, backing: ObjectIdentifier) {
         // One hash of the identifier, not two: every saved model that ends comes here.
-        if let index = unretained.index(forKey: id), unretained[index].value.backing == backing {
+        if let index = unretained.index(forKey: RegistryKey(id)), unretained[index].value.backing == backing {
             unretained.remove(at: index)
         }
     }
+}
+
+/// An identifier as `ModelRegistry.unretained` holds it: its scope is retained only
+/// when it is not shared (`IdentifierScope.isShared`). A shared scope outlives the
+/// context, so its keys are a pointer and a row key: filling and emptying the table
+/// with a hundred thousand fetched models retains and releases no scope, where each
+/// entry cost two atomic operations on one object that every identifier shares.
+struct RegistryKey: Hashable {
+    unowned(unsafe) let scope: IdentifierScope
+    /// `scope`, retained, when it is not shared (a decoded identifier's, a custom
+    /// store's primary key's).
+    private let owned: IdentifierScope?
+    let key: Int64
+
+    @inline(__always)
+    init(_ id: PersistentIdentifier) {
+        let scope = id.id.scope
+        self.scope = scope
+        owned = scope.isShared ? nil : scope
+        key = id.id.key
+    }
+
+    /// As `PersistentIdentifier.ID`'s `==`.
+    static func == (lhs: RegistryKey, rhs: RegistryKey) -> Bool {
+        lhs.key == rhs.key && (lhs.scope === rhs.scope || lhs.scope.sameNames(as: rhs.scope))
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(key) }
+
+    func _rawHashValue(seed: Int) -> Int { PersistentIdentifier.ID.hash(key: key, seed: seed) }
 }

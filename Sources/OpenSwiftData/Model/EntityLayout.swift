@@ -197,7 +197,7 @@ final class EntityLayout: @unchecked Sendable {
     ) {
         self.modelType = modelType
         self.name = Self.entityName(of: modelType)
-        self.temporaryScope = IdentifierScope(storeIdentifier: nil, entityName: name)
+        self.temporaryScope = IdentifierScope(storeIdentifier: nil, entityName: name, isShared: true)
         self.hierarchy = hierarchy
         self.attributes = attributes
         self.relationships = relationships

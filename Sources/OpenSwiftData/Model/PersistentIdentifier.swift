@@ -26,7 +26,10 @@ public struct PersistentIdentifier: Hashable, Identifiable, Comparable, Codable,
         /// instructions in four calls) for every lookup: a quarter of a cascade delete.
         /// Equal identifiers have equal keys, so equal hashes; the per-table seed keeps
         /// tables from sharing collision patterns.
-        public func _rawHashValue(seed: Int) -> Int {
+        public func _rawHashValue(seed: Int) -> Int { Self.hash(key: key, seed: seed) }
+
+        @inline(__always)
+        static func hash(key: Int64, seed: Int) -> Int {
             var x = UInt64(bitPattern: key) ^ UInt64(bitPattern: Int64(seed))
             x = (x ^ (x >> 33)) &* 0xFF51_AFD7_ED55_8CCD
             x = (x ^ (x >> 33)) &* 0xC4CE_B9FE_1A85_EC53
@@ -129,11 +132,16 @@ final class IdentifierScope: Sendable {
     let entityName: String
     /// The primary key's text, for identifiers whose key is not a row key.
     let primaryKey: String?
+    /// Made by a container (one per entity) or a layout (for temporary identifiers):
+    /// it lives as long as any context of that container, so a context's registry
+    /// need not retain it (`RegistryKey`).
+    let isShared: Bool
 
-    init(storeIdentifier: String?, entityName: String, primaryKey: String? = nil) {
+    init(storeIdentifier: String?, entityName: String, primaryKey: String? = nil, isShared: Bool = false) {
         self.storeIdentifier = storeIdentifier
         self.entityName = entityName
         self.primaryKey = primaryKey
+        self.isShared = isShared
     }
 
     func sameNames(as other: IdentifierScope) -> Bool {
