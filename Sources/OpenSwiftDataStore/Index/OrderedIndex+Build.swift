@@ -77,8 +77,8 @@ enum IndexOrder {
     /// no row has that identifier.
     static func key(of id: RowID, in table: Table, slots: [Int]) -> IndexKey? {
         guard let (s, p) = table.locate(id) else { return nil }
-        let columns = table.segments[s].columns
-        return slots.count == 1 ? IndexKey(columns[slots[0]].value(at: p)) : IndexKey(slots.map { columns[$0].value(at: p) })
+        if slots.count == 1 { return IndexKey(table.withColumn(segment: s, slot: slots[0]) { $0.value(at: p) }) }
+        return IndexKey(slots.map { slot in table.withColumn(segment: s, slot: slot) { $0.value(at: p) } })
     }
 
     /// Every row of `table` as an entry keyed by `key` of its value in `slot`,

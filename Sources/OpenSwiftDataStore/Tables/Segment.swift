@@ -59,8 +59,14 @@ struct Segment: Sendable {
         RowID(ids.isEmpty ? firstID + Int64(position) : ids[position])
     }
 
+    /// The row at `position`, read from each column in place (see `Table.withColumn`).
     func row(at position: Int) -> Row {
-        columns.map { $0.value(at: position) }
+        columns.withUnsafeBufferPointer { columns in
+            var row = Row()
+            row.reserveCapacity(columns.count)
+            for slot in columns.indices { row.append(columns[slot].value(at: position)) }
+            return row
+        }
     }
 
     /// Whether most used positions are dead, so compacting pays.
