@@ -86,6 +86,7 @@ public class ModelContext: Equatable, SendableMetatype {
     public init(_ container: ModelContainer) {
         self.container = container
         link.context = self
+        link.registry = Unmanaged.passUnretained(registry)
         container.external?.initializeState(for: editingState)
     }
 
@@ -96,6 +97,7 @@ public class ModelContext: Equatable, SendableMetatype {
         // First: models that end from here on find no context, as a weak reference
         // to one that is ending would read.
         link.context = nil
+        link.registry = nil
         if mayHoldResolvedRelationships {
             let models = registry.allModels()
             for model in models { model.modelBacking.dropResolvedRelationships() }
@@ -293,6 +295,9 @@ extension ModelContext: CustomDebugStringConvertible {
 /// no model reads the link while its context ends elsewhere.
 final class ContextLink {
     unowned(unsafe) var context: ModelContext?
+    /// The context's registry while the context lives, for the end of a model: read
+    /// through `_withUnsafeGuaranteedRef`, it is neither retained nor released.
+    var registry: Unmanaged<ModelRegistry>?
 
     init() {}
 }

@@ -204,8 +204,8 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
     deinit {
         // The model is ending: the context holds saved, unchanged models unretained,
         // and such an entry must go with its model (`ModelRegistry`).
-        if let identifier = storedIdentifier, let context = contextLink?.context {
-            context.registry.forget(identifier, backing: ObjectIdentifier(self))
+        if let registry = contextLink?.registry, let identifier = storedIdentifier {
+            registry._withUnsafeGuaranteedRef { $0.forget(identifier, backing: ObjectIdentifier(self)) }
         }
     }
 
