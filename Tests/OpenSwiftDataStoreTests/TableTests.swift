@@ -81,6 +81,58 @@ import Testing
         #expect(table.value(RowID(99), slot: 5) == nil)
     }
 
+    /// Inserting rows all at once (column by column) stores what inserting them one by
+    /// one stores: across segment boundaries, after a partly filled segment and after
+    /// identifiers with gaps, with nil and values of other kinds than their columns'
+    /// (which turn a column into a `.value` column part-way through a batch).
+    @Test(arguments: [UInt64(1), 2, 3])
+    func insertingRowsAtOnceStoresWhatInsertingEachStores(seed: UInt64) {
+        var rng = SplitMix(seed: seed)
+        let kinds: [ColumnKind] = [.double, .date, .int, .string, .bool, .uint, .reference, .value]
+        func value(_ kind: ColumnKind, _ step: Int) -> Value {
+            switch Int.random(in: 0..<40, using: &rng) {
+            case 0: return .null
+            case 1: return .string("odd \(step)")  // another kind than the column's
+            default: break
+            }
+            switch kind {
+            case .double: return .double(Double(step) / 3)
+            case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(step)))
+            case .int: return .int(Int64(step) - 500)
+            case .string: return .string("s\(step)")
+            case .bool: return .bool(step % 3 == 0)
+            case .uint: return .uint(UInt64(step))
+            case .reference: return .reference(RowID(Int64(step % 17 + 1)))
+            default: return .data(Data([UInt8(step & 0xFF)]))
+            }
+        }
+        var single = Table(kinds: kinds), batched = Table(kinds: kinds)
+        var step = 0
+        // A partly filled first segment, identifiers with a gap, then batches of every size.
+        for raw in [1, 2, 3, 10] as [Int64] {
+            let row = kinds.map { value($0, step) }
+            step += 1
+            single.put(RowID(raw), row)
+            batched.put(RowID(raw), row)
+        }
+        for size in [0, 1, 700, Table.segmentSize, 2 * Table.segmentSize + 5, 3] {
+            let rows = (0..<size).map { _ in
+                defer { step += 1 }
+                return kinds.map { value($0, step) }
+            }
+            let ids = rows.map { single.insert($0) }
+            let first = batched.insert(contentsOf: rows)
+            #expect(ids.first.map { $0 == first } ?? true)
+            batched._checkInvariants()
+        }
+        #expect(batched.count == single.count)
+        #expect(batched.nextRawID == single.nextRawID)
+        #expect(batched.rowIDs == single.rowIDs)
+        var mismatched = 0
+        single.forEach { id, row in if batched[id] != row { mismatched += 1 } }
+        #expect(mismatched == 0)
+    }
+
     /// Identifiers far apart cost one row each, not a slot per identifier below them
     /// (a document holding one row at 2³² made every entity allocate millions of slots).
     @Test func sparseIdentifiersCostRowsNotRange() {

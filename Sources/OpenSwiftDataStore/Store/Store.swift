@@ -251,12 +251,21 @@ public final class Store: Sendable {
         // reading every written row back to find out cost a row copy each.
         var unresolved: [EntityRow] = []
         let bulk = bulkInserts(of: changes, into: version)
+        // A bulk insert's rows are stored first, all at once; each insert then takes the
+        // next of their identifiers, in order.
+        var nextBulkID = [Int64](repeating: 0, count: bulk.count)
+        for (e, plan) in bulk.enumerated() {
+            guard let plan else { continue }
+            version.storeRows(of: plan, into: e)
+            nextBulkID[e] = plan.firstID
+        }
         for insert in changes.inserts {
             let temporary = EntityRow(entity: insert.entity, id: insert.temporaryID)
             let id: RowID
             if bulk[insert.entity] != nil {
                 // Checked up front: no unique key clashes, so no upsert.
-                id = version.insertUnindexed(insert.row, of: insert.entity)
+                id = RowID(nextBulkID[insert.entity])
+                nextBulkID[insert.entity] += 1
                 inserted.append(EntityRow(entity: insert.entity, id: id))
                 if hasTemporaryReferences(insert.row, of: schema.entities[insert.entity]) {
                     unresolved.append(EntityRow(entity: insert.entity, id: id))

@@ -38,13 +38,16 @@ extension StoreVersion {
         return BulkInsert(rows: rows, firstID: firstID, unique: unique)
     }
 
-    /// Stores one row of a planned bulk insert: in the table and the R-trees; the
-    /// ordered indexes take every row at the end (`finishBulkInsert`).
-    /// - Complexity: O(slots), amortized
-    mutating func insertUnindexed(_ row: Row, of entity: Int) -> RowID {
-        let id = tables[entity].insert(row)
-        for i in spatialIndexes[entity].indices { spatialIndexes[entity][i].add(row, at: id) }
-        return id
+    /// Stores the rows of a planned bulk insert, under `plan.firstID` on: in the table,
+    /// column by column (`Table.insert(contentsOf:)`), and in the R-trees; the ordered
+    /// indexes take them at the end (`finishBulkInsert`).
+    /// - Complexity: O(rows × slots), plus the R-tree inserts
+    mutating func storeRows(of plan: BulkInsert, into entity: Int) {
+        let first = tables[entity].insert(contentsOf: plan.rows)
+        precondition(first.rawValue == plan.firstID, "a bulk insert's rows were stored elsewhere")
+        for i in spatialIndexes[entity].indices {
+            for (k, row) in plan.rows.enumerated() { spatialIndexes[entity][i].add(row, at: RowID(plan.firstID + Int64(k))) }
+        }
     }
 
     /// Gives the ordered indexes of `entity` the entries of `plan`'s rows, which

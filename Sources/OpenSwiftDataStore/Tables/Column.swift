@@ -164,6 +164,55 @@ struct Column: Sendable {
         present[position >> 6] |= 1 << UInt64(position & 63)
     }
 
+    /// Appends the value in `slot` of each of `rows`: typed values straight into the
+    /// buffer `kind` names; a value of another kind (or nil) through `append(_:)`,
+    /// after which the rest go that way if it changed the column's kind.
+    mutating func append(_ rows: ArraySlice<Row>, slot: Int) {
+        reserve(count + rows.count)
+        let kind = self.kind
+        var i = rows.startIndex
+        while i < rows.endIndex {
+            let value = rows[i][slot]
+            switch (kind, value) {
+            case let (.double, .double(v)): doubles.append(v); appendPresent()
+            case let (.date, .date(v)): doubles.append(v.timeIntervalSinceReferenceDate); appendPresent()
+            case let (.int, .int(v)): ints.append(v); appendPresent()
+            case let (.string, .string(v)): strings.append(v); appendPresent()
+            default:
+                append(value)
+                if self.kind != kind {
+                    for row in rows[(i + 1)...] { append(row[slot]) }
+                    return
+                }
+            }
+            i += 1
+        }
+    }
+
+    /// Makes room for `capacity` positions in the buffers this column's kind writes.
+    private mutating func reserve(_ capacity: Int) {
+        present.reserveCapacity(Bitmap.wordCount(capacity))
+        switch kind {
+        case .int, .reference: ints.reserveCapacity(capacity)
+        case .uint: uints.reserveCapacity(capacity)
+        case .double, .date: doubles.reserveCapacity(capacity)
+        case .string: strings.reserveCapacity(capacity)
+        case .references: lists.reserveCapacity(capacity)
+        case .value: values.reserveCapacity(capacity)
+        case .bool: bits.reserveCapacity(Bitmap.wordCount(capacity))
+        }
+    }
+
+    /// Counts a new last position, present: its value was just appended to the typed
+    /// buffer.
+    @inline(__always)
+    private mutating func appendPresent() {
+        let position = count
+        count += 1
+        if Bitmap.wordCount(count) > present.count { present.append(0) }
+        present[position >> 6] |= 1 << UInt64(position & 63)
+    }
+
     /// A zero value, `""` or `[]` at the new last position, as `clear` leaves them.
     private mutating func appendPlaceholder() {
         switch kind {

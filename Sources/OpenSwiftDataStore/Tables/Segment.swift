@@ -85,6 +85,25 @@ struct Segment: Sendable {
         setLive(used - 1, true)
     }
 
+    /// Appends `rows` under consecutive identifiers from `raw` on (above `lastID`),
+    /// column by column; they must fit.
+    mutating func append(_ rows: ArraySlice<Row>, firstID raw: Int64) {
+        precondition(used + rows.count <= Table.segmentSize, "\(rows.count) rows past a segment's end")
+        guard !rows.isEmpty else { return }
+        guard ids.isEmpty, used == 0 || raw == lastID + 1 else {
+            // Identifiers with gaps (listed one by one): row by row.
+            for (k, row) in rows.enumerated() { append(row, id: raw + Int64(k)) }
+            return
+        }
+        if used == 0 { firstID = raw }
+        for slot in columns.indices { columns[slot].append(rows, slot: slot) }
+        let start = used
+        used += rows.count
+        while Bitmap.wordCount(used) > live.count { live.append(0) }
+        for position in start..<used { Bitmap.set(&live, position, true) }
+        liveCount += rows.count
+    }
+
     mutating func write(_ row: Row, at position: Int) {
         for (slot, value) in row.enumerated() { columns[slot].set(value, at: position) }
     }
