@@ -14,7 +14,8 @@ import Testing
         [.double(-0.0), .double(0), .double(2.5), .double(.nan), .double(.infinity), .double(-1)],
         [.string(""), .string("a"), .string("B"), .string("é"), .string("e\u{301}")],
         [.date(Date(timeIntervalSinceReferenceDate: 0)), .date(Date(timeIntervalSinceReferenceDate: 10)),
-         .date(Date(timeIntervalSinceReferenceDate: -5))],
+         .date(Date(timeIntervalSinceReferenceDate: -5)), .date(Date(timeIntervalSinceReferenceDate: .nan)),
+         .date(Date(timeIntervalSinceReferenceDate: -0.0))],
         [.uint(0), .uint(3), .uint(.max)],
         [.data(Data([1])), .array([.int(1)]), .int(3), .string("a")],
     ]

@@ -174,6 +174,25 @@ import Testing
         #expect(categories.map { Set($0.animals.map(\.name)) } == [["Cow 0", "Goat 0"], ["Cow 1", "Goat 1"]])
     }
 
+    /// A pending insert linked to another context's new model leaves it there (SwiftData
+    /// traps on such a link); once that context lets the model go (a rollback), a later
+    /// save here inserts it, whatever walks of the pending inserts happened in between.
+    @Test func aModelAnotherContextLetsGoIsSavedWithThePendingInsertHoldingIt() throws {
+        let other = ModelContext(container)
+        let trip = Trip(name: "A", destination: "B")
+        context.insert(trip)
+        let item = BucketListItem(title: "See")
+        other.insert(item)
+        trip.bucketList = [item]
+        context.processPendingChanges()
+        #expect(item.modelContext === other)
+        other.rollback()
+        #expect(item.modelContext == nil)
+        try context.save()
+        #expect(item.modelContext === context)
+        #expect(try ModelContext(container).fetch(FetchDescriptor<BucketListItem>()).map(\.title) == ["See"])
+    }
+
     @Test func saveNotificationsCarryIdentifiersAndAuthor() throws {
         context.author = "importer"
         #expect(context.author == "importer")

@@ -63,8 +63,15 @@ extension ModelContext {
         RelationshipGraph.linkInverses(of: model)
         if wasDeletedInsert { restoreAfterPropagation(of: model) }
         for j in backing.layout.relationships.indices {
-            for related in backing.resolvedModels(j) ?? [] where related.modelBacking.context == nil {
-                work.append(related)
+            for related in backing.resolvedModels(j) ?? [] {
+                let relatedContext = related.modelBacking.context
+                if relatedContext == nil {
+                    work.append(related)
+                } else if relatedContext !== self {
+                    // Another context's model may leave it (a rollback there, its end):
+                    // the next save looks again, as it would have before.
+                    mayReachUnregistered = true
+                }
             }
         }
     }
@@ -84,15 +91,25 @@ extension ModelContext {
     /// autosave, which would call `save()` again.
     func insertReachableModels() {
         var roots: [any PersistentModel] = []
+        // Whether a model of another context was seen, which may still leave it.
+        var foreign = false
         func collect(_ model: any PersistentModel) {
             let backing = model.modelBacking
             for j in backing.layout.relationships.indices {
-                roots.append(contentsOf: (backing.resolvedModels(j) ?? []).filter { $0.modelBacking.context == nil })
+                for related in backing.resolvedModels(j) ?? [] {
+                    let relatedContext = related.modelBacking.context
+                    if relatedContext == nil {
+                        roots.append(related)
+                    } else if relatedContext !== self {
+                        foreign = true
+                    }
+                }
             }
         }
         if mayReachUnregistered {
             mayReachUnregistered = false
             registry.forEachPendingInsert(collect)
+            if foreign { mayReachUnregistered = true }
         }
         for id in changed { if let model = registry[id] { collect(model) } }
         if !roots.isEmpty { insertGraph(from: roots) }

@@ -136,7 +136,7 @@ public class ModelContext: Equatable, SendableMetatype {
     /// those, are registered under temporary identifiers (a save gives them permanent
     /// ones; a delete or rollback unregisters them), so no separate set is kept: at a
     /// million inserts it cost about 100 bytes each.
-    /// - Complexity: O(1) expected
+    /// - Complexity: O(1) expected (the first look-up of a pending insert: O(pending inserts))
     func isPendingInsert(_ id: PersistentIdentifier) -> Bool {
         id.isTemporary && registry.isRetained(id)
     }

@@ -105,6 +105,7 @@ public struct ColumnFilter {
         case let (.uint, .uint(k)): typed = column.uints.withUnsafeBufferPointer { v in fill(n) { v[$0] == k } }
         case let (.double, .double(k)): typed = column.doubles.withUnsafeBufferPointer { v in fill(n) { v[$0] == k } }
         case let (.date, .date(k)):
+            // As the interpreter compares dates for equality: their intervals, as numbers.
             let t = k.timeIntervalSinceReferenceDate
             typed = column.doubles.withUnsafeBufferPointer { v in fill(n) { v[$0] == t } }
         case let (.string, .string(k)): typed = fill(n) { column.strings[$0] == k }
@@ -143,8 +144,7 @@ public struct ColumnFilter {
         case let (.uint, .uint(k)): typed = column.uints.withUnsafeBufferPointer { compare(columnOp, $0, k, n) }
         case let (.double, .double(k)): typed = column.doubles.withUnsafeBufferPointer { compare(columnOp, $0, k, n) }
         case let (.date, .date(k)):
-            // A date's order is its interval's, which the column stores.
-            typed = column.doubles.withUnsafeBufferPointer { compare(columnOp, $0, k.timeIntervalSinceReferenceDate, n) }
+            typed = column.doubles.withUnsafeBufferPointer { compareDates(columnOp, $0, k.timeIntervalSinceReferenceDate, n) }
         case let (.string, .string(k)): typed = fill(n) { columnOp.holds(StringOrder.compare(column.strings[$0], k), 0) }
         default:
             // Mixed kinds, and kinds without a typed order: each position's value.
@@ -170,6 +170,21 @@ public struct ColumnFilter {
         case .lessThanOrEqual: fill(n) { values[$0] <= k }
         case .greaterThan: fill(n) { values[$0] > k }
         case .greaterThanOrEqual: fill(n) { values[$0] >= k }
+        }
+    }
+
+    /// `compare` for a date column, in `Value`'s order of dates: by interval, with a
+    /// NaN interval above every other (`<=` is `!(k < v)`, as the interpreter has it).
+    @inline(__always)
+    private static func compareDates(
+        _ op: QueryExpression.ComparisonOperator, _ values: UnsafeBufferPointer<Double>, _ k: Double, _ n: Int
+    ) -> [UInt64] {
+        @inline(__always) func less(_ s: Double, _ t: Double) -> Bool { s < t || (!s.isNaN && t.isNaN) }
+        return switch op {
+        case .lessThan: fill(n) { less(values[$0], k) }
+        case .lessThanOrEqual: fill(n) { !less(k, values[$0]) }
+        case .greaterThan: fill(n) { less(k, values[$0]) }
+        case .greaterThanOrEqual: fill(n) { !less(values[$0], k) }
         }
     }
 

@@ -51,7 +51,7 @@ extension StoreVersion {
     }
 
     /// Gives the ordered indexes of `entity` the entries of `plan`'s rows, which
-    /// `insertUnindexed` stored.
+    /// `storeRows` stored.
     /// - Complexity: O((n + k) × indexes + k log k) for n rows held and k inserted
     mutating func finishBulkInsert(into entity: Int, plan: BulkInsert) {
         precondition(tables[entity].nextRawID == plan.firstID + Int64(plan.rows.count), "a bulk insert's rows were stored elsewhere")
