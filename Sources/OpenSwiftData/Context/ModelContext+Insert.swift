@@ -68,18 +68,26 @@ extension ModelContext {
         if holdsRelated { RelationshipGraph.linkInverses(of: model) }
         if wasDeletedInsert { restoreAfterPropagation(of: model) }
         guard holdsRelated || wasDeletedInsert else { return }
-        for j in relationships {
+        // Another context's model may leave it (a rollback there, its end): then the
+        // next save looks again, as it would have before.
+        if forEachUnregisteredRelated(of: backing, { work.append($0) }) { mayReachUnregistered = true }
+    }
+
+    /// Calls `body` with each model `backing`'s relationships hold that is in no context;
+    /// returns whether one of them is another context's.
+    private func forEachUnregisteredRelated(of backing: any ModelBacking, _ body: (any PersistentModel) -> Void) -> Bool {
+        var foreign = false
+        for j in backing.layout.relationships.indices {
             for related in backing.resolvedModels(j) ?? [] {
                 let relatedContext = related.modelBacking.context
                 if relatedContext == nil {
-                    work.append(related)
+                    body(related)
                 } else if relatedContext !== self {
-                    // Another context's model may leave it (a rollback there, its end):
-                    // the next save looks again, as it would have before.
-                    mayReachUnregistered = true
+                    foreign = true
                 }
             }
         }
+        return foreign
     }
 
     /// Inserts the new models that pending changes made reachable, such as a new
@@ -100,17 +108,7 @@ extension ModelContext {
         // Whether a model of another context was seen, which may still leave it.
         var foreign = false
         func collect(_ model: any PersistentModel) {
-            let backing = model.modelBacking
-            for j in backing.layout.relationships.indices {
-                for related in backing.resolvedModels(j) ?? [] {
-                    let relatedContext = related.modelBacking.context
-                    if relatedContext == nil {
-                        roots.append(related)
-                    } else if relatedContext !== self {
-                        foreign = true
-                    }
-                }
-            }
+            if forEachUnregisteredRelated(of: model.modelBacking, { roots.append($0) }) { foreign = true }
         }
         if mayReachUnregistered {
             mayReachUnregistered = false
