@@ -192,7 +192,7 @@ struct FetchQuery<T: PersistentModel> {
     /// Unsaved inserts of this entity, when the fetch includes pending changes.
     var pendingModels: [AnyObject] {
         includePendingChanges && context.registry.hasPendingInserts
-            ? context.registry.pendingInserts.compactMap { $0 as? T } : []
+            ? context.registry.pendingInserts(of: T.self) : []
     }
 
     /// Whether models of this entity have unsaved changes, or are unsaved inserts the
@@ -200,7 +200,7 @@ struct FetchQuery<T: PersistentModel> {
     private var hasUnsavedModels: Bool {
         guard !context.changed.isEmpty || context.registry.hasPendingInserts else { return false }
         return context.changed.contains { context.registry[$0] is T }
-            || includePendingChanges && context.registry.containsPendingInsert { $0 is T }
+            || includePendingChanges && context.registry.containsPendingInsert(of: T.self)
     }
 
     /// Whether a stored row stands for a deleted or changed model, which never passes

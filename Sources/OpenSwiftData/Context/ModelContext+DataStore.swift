@@ -110,7 +110,7 @@ extension ModelContext {
 
     /// Unsaved inserts and saved models with unsaved changes, of type `T`.
     private func pendingModels<T: PersistentModel>(of type: T.Type) -> [T] {
-        registry.pendingInserts.compactMap { $0 as? T } + changed.sorted().compactMap { registry[$0] as? T }
+        registry.pendingInserts(of: T.self) + changed.sorted().compactMap { registry[$0] as? T }
     }
 
     // MARK: Models from snapshots

@@ -12,6 +12,7 @@ extension ModelContext {
             insertOne(model, reaching: &work)
             next = work.popLast()
         }
+        spillUnheldInsertsIfDue()
         scheduleAutosave()
     }
 
@@ -112,7 +113,7 @@ extension ModelContext {
         }
         if mayReachUnregistered {
             mayReachUnregistered = false
-            registry.forEachPendingInsert(collect)
+            registry.forEachPendingModel(collect)
             if foreign { mayReachUnregistered = true }
         }
         for id in changed { if let model = registry[id] { collect(model) } }

@@ -44,7 +44,11 @@ extension ModelContext {
             overlay[EntityRow(entity: entity, id: RowID(id.id.key))] = .some(row(of: backing, keepingDeleted: true))
         }
         for id in changed { if let model = registry[id] { add(model) } }
-        registry.forEachPendingInsert(add)
+        registry.forEachPendingInsert(add) { spilled in
+            let id = spilled.identifier
+            guard let entity = container.entityIndex(named: id.entityName) else { return }
+            overlay[EntityRow(entity: entity, id: RowID(id.id.key))] = .some(spilled.row)
+        }
         return overlay
     }
 }

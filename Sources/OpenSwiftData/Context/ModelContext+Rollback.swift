@@ -3,7 +3,7 @@ extension ModelContext {
     /// last saved values, and empties the undo stack.
     public func rollback() {
         undoManager?.removeAllActions()
-        for case let model? in registry.takePendingInserts(incoming: 0) { model.modelBacking.context = nil }
+        for case let .model(model) in registry.takePendingInserts() { model.modelBacking.context = nil }
         for id in changed.union(deletedSet) {
             guard let backing = registry[id]?.modelBacking else { continue }
             if let committed = backing.committed { backing.values = committed }

@@ -60,6 +60,9 @@ extension ModelContext {
             let backing = model.modelBacking
             let entity = try container.entityIndex(of: backing.layout.modelType)
             changes.inserts.append(.init(entity: entity, temporaryID: RowID(backing.identifier.id.key), row: row(of: backing)))
+        } spilled: { spilled in
+            let entity = try container.entityIndex(of: spilled.layout.modelType)
+            changes.inserts.append(.init(entity: entity, temporaryID: RowID(spilled.identifier.id.key), row: spilled.row))
         }
         var changedModels: [(Int, any PersistentModel)] = []
         for id in changed.sorted() {
@@ -86,19 +89,45 @@ extension ModelContext {
             throw error.apiError
         }
         let version = result.version ?? container.store.current
-        // `taken` holds them from here, in the order of `changes.inserts` (nil where one
-        // was deleted); those something else holds come back under permanent ids.
-        var taken = registry.takePendingInserts(incoming: changes.inserts.count)
+        // `taken` holds them from here, in the order of `changes.inserts` (removed where
+        // one was deleted); those something else holds come back under permanent ids.
+        var taken = registry.takePendingInserts()
+        // Room for the models that are registered again is made when the first one
+        // comes: a save whose inserted models all end here (nothing else holds them)
+        // grows no table, where one sized for every insert was about 100 bytes per
+        // insert at the peak of a large save.
+        var reserved = false
         var insertedIDs: [PersistentIdentifier] = []
         insertedIDs.reserveCapacity(changes.inserts.count)
         var updatedIDs: [PersistentIdentifier] = []
         var inserts = changes.inserts.makeIterator()
         for position in taken.indices {
-            guard var model = taken[position] else { continue }
+            var model: any PersistentModel
+            switch taken[position] {
+            case .removed:
+                continue
+            case .spilled:
+                // No model to give its permanent identifier (nothing held it).
+                guard let insert = inserts.next() else {
+                    preconditionFailure("a pending insert was registered while its save committed")
+                }
+                taken[position] = .removed
+                let temporary = EntityRow(entity: insert.entity, id: insert.temporaryID)
+                guard let rowID = result.assigned[temporary] else { continue }
+                let permanent = identifier(entity: insert.entity, row: rowID)
+                if result.upserted.contains(temporary) {
+                    updatedIDs.append(permanent)
+                } else {
+                    insertedIDs.append(permanent)
+                }
+                continue
+            case let .model(pendingModel):
+                model = pendingModel
+            }
             guard let insert = inserts.next() else {
                 preconditionFailure("a pending insert was registered while its save committed")
             }
-            taken[position] = nil
+            taken[position] = .removed
             let entity = insert.entity
             let backing = model.modelBacking
             let temporary = EntityRow(entity: entity, id: RowID(backing.identifier.id.key))
@@ -128,6 +157,10 @@ extension ModelContext {
                 displaced.modelBacking.context = nil
             }
             backing.identifier = permanent
+            if !reserved {
+                reserved = true
+                registry.reserveUnretained(taken.count - position)
+            }
             registry.register(model, as: permanent, retained: false)
             // The store's row is the truth now (an upsert merged relationships the new
             // model left empty): the model reads it when next used.
@@ -247,7 +280,8 @@ extension ModelContext {
                 }
             }
         }
-        try registry.forEachPendingInsert(check)
+        // (Spilled inserts are of entities without such rules: `spillUnheldInserts`.)
+        try registry.forEachPendingModel(check)
         for id in changed { if let model = registry[id] { try check(model) } }
     }
 }

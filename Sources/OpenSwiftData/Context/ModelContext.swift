@@ -87,6 +87,7 @@ public class ModelContext: Equatable, SendableMetatype {
         self.container = container
         link.context = self
         link.registry = Unmanaged.passUnretained(registry)
+        registry.owner = self
         container.external?.initializeState(for: editingState)
     }
 
@@ -98,6 +99,7 @@ public class ModelContext: Equatable, SendableMetatype {
         // to one that is ending would read.
         link.context = nil
         link.registry = nil
+        registry.owner = nil
         if mayHoldResolvedRelationships {
             let models = registry.allModels()
             for model in models { model.modelBacking.dropResolvedRelationships() }

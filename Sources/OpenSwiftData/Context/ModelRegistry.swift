@@ -1,3 +1,5 @@
+import OpenSwiftDataStore
+
 /// The models a context knows, by identifier: one object per row per context.
 ///
 /// Models with unsaved changes (inserted, changed or deleted since the last save) are
@@ -12,6 +14,13 @@
 /// model, where a weak reference costs a side-table allocation each and leaves dead
 /// entries to sweep. It relies on what Swift 6 enforces for a non-`Sendable` model:
 /// its last reference is dropped where its context is used.
+///
+/// A pending insert nothing but the context holds (the app made it, inserted it and let
+/// it go, as a bulk import does) is let go too, its row kept in its place
+/// (`SpilledInsert`): a million such inserts held a million models and backing data
+/// until the save, about 200 bytes each beyond their rows. Asked for again (a
+/// look-up by identifier, a fetch that includes pending changes), it is made again
+/// from that row, under the same identifier.
 ///
 /// Only `retained` and `pending` hold references, so mutating `unretained` never ends
 /// a model, and the `forget` a model's end triggers (while those change) touches
@@ -33,8 +42,8 @@ final class ModelRegistry {
     /// A save walks them in this order, then drops the list (and `pendingIndex`)
     /// whole: looking each up and removing it from a table as large as the insert was a
     /// cache miss per model, several times over (about a fifth of W1's wall clock).
-    @exclusivity(unchecked) private var pending: [(any PersistentModel)?] = []
-    /// The number of pending inserts (the slots of `pending` that are not nil).
+    @exclusivity(unchecked) private var pending: [PendingSlot] = []
+    /// The number of pending inserts (the slots of `pending` that are not removed).
     @exclusivity(unchecked) private(set) var pendingCount = 0
     /// Where each pending insert is in `pending`, by its temporary identifier: made on
     /// the first look-up of a pending insert by identifier, kept up to date from then
@@ -42,6 +51,24 @@ final class ModelRegistry {
     /// entries filled insert by insert cost a cache miss each (about 9 % of W1).
     /// (`UInt32`: a table of a million entries is 24 MB smaller than with `Int`.)
     @exclusivity(unchecked) private var pendingIndex: [PersistentIdentifier: UInt32]?
+    /// The slots of `pending` before this one were looked at for inserts to let go
+    /// (`spillUnheld`): each is looked at once.
+    @exclusivity(unchecked) private(set) var spillMark = 0
+    /// The registry's reference to a pending insert while `spillUnheld` looks at it.
+    @exclusivity(unchecked) private var probe: AnyObject?
+    /// `probe` as a model, unretained.
+    @exclusivity(unchecked) unowned(unsafe) private var probeModel: (any PersistentModel)?
+    /// The context, which makes the model of a spilled insert again.
+    unowned(unsafe) var owner: ModelContext?
+
+    /// A slot of `pending`.
+    enum PendingSlot {
+        case model(any PersistentModel)
+        /// A pending insert whose model was let go: its row is what the save stores.
+        case spilled(SpilledInsert)
+        /// Deleted or rolled back since it was inserted.
+        case removed
+    }
 
     /// `pendingIndex`, made first if need be.
     /// - Complexity: O(pending slots) when it is made, else O(1)
@@ -49,8 +76,12 @@ final class ModelRegistry {
         if let index = pendingIndex { return index }
         var index: [PersistentIdentifier: UInt32] = [:]
         index.reserveCapacity(pendingCount)
-        for (position, model) in pending.enumerated() {
-            if let model { index[model.modelBacking.identifier] = UInt32(position) }
+        for (position, slot) in pending.enumerated() {
+            switch slot {
+            case let .model(model): index[model.modelBacking.identifier] = UInt32(position)
+            case let .spilled(spilled): index[spilled.identifier] = UInt32(position)
+            case .removed: break
+            }
         }
         pendingIndex = index
         return index
@@ -68,7 +99,23 @@ final class ModelRegistry {
     subscript(id: PersistentIdentifier) -> (any PersistentModel)? {
         if let model = retained[id] { return model }
         if let entry = unretained[RegistryKey(id)] { return entry.model }
-        return pendingPosition(of: id).flatMap { pending[$0] }
+        return pendingPosition(of: id).flatMap { pendingModel(at: $0) }
+    }
+
+    /// The model of pending slot `position`, made again if it was spilled; nil if removed.
+    /// - Complexity: O(1), plus making the model of a spilled insert
+    private func pendingModel(at position: Int) -> (any PersistentModel)? {
+        switch pending[position] {
+        case let .model(model):
+            return model
+        case let .spilled(spilled):
+            guard let owner else { return nil }
+            let model = spilled.makeModel(in: owner)
+            pending[position] = .model(model)
+            return model
+        case .removed:
+            return nil
+        }
     }
 
     /// Whether `id` names a model with unsaved changes (one the context retains).
@@ -90,19 +137,43 @@ final class ModelRegistry {
     /// Whether any model is a pending insert.
     var hasPendingInserts: Bool { pendingCount > 0 }
 
-    /// Whether a pending insert satisfies `predicate`.
+    /// Whether a pending insert is a `T` (of `T`'s class or a subclass).
     /// - Complexity: O(pending inserts, including removed ones)
-    func containsPendingInsert(where predicate: (any PersistentModel) -> Bool) -> Bool {
-        for case let model? in pending where predicate(model) { return true }
+    func containsPendingInsert<T>(of type: T.Type) -> Bool {
+        for slot in pending {
+            switch slot {
+            case let .model(model): if model is T { return true }
+            case let .spilled(spilled): if spilled.layout.modelType is T.Type { return true }
+            case .removed: break
+            }
+        }
         return false
     }
 
-    /// The pending inserts, in insertion order.
+    /// The pending inserts, in insertion order (spilled ones made again).
     /// - Complexity: O(pending inserts, including removed ones)
     var pendingInserts: [any PersistentModel] {
         var models: [any PersistentModel] = []
         models.reserveCapacity(pendingCount)
-        for case let model? in pending { models.append(model) }
+        for position in pending.indices {
+            if let model = pendingModel(at: position) { models.append(model) }
+        }
+        return models
+    }
+
+    /// The pending inserts that are a `T` (a model class), in insertion order (spilled
+    /// ones of that class or a subclass made again).
+    /// - Complexity: O(pending inserts, including removed ones)
+    func pendingInserts<T>(of type: T.Type) -> [T] {
+        var models: [T] = []
+        for position in pending.indices {
+            switch pending[position] {
+            case let .model(model): if let model = model as? T { models.append(model) }
+            case let .spilled(spilled):
+                if spilled.layout.modelType is T.Type, let model = pendingModel(at: position) as? T { models.append(model) }
+            case .removed: break
+            }
+        }
         return models
     }
 
@@ -114,24 +185,76 @@ final class ModelRegistry {
         unretained.reserveCapacity(unretained.count + additional)
     }
 
-    /// Calls `body` with each pending insert, in insertion order: those of when it
-    /// was called (`body` may register models; they are not visited).
+    /// Calls `body` with each pending insert's model and `spilled` with each spilled
+    /// one, in insertion order: those of when it was called (`body` may register
+    /// models; they are not visited). Spilled inserts hold no related models.
     /// - Complexity: O(pending inserts, including removed ones)
-    func forEachPendingInsert(_ body: (any PersistentModel) throws -> Void) rethrows {
-        for case let model? in pending { try body(model) }
+    func forEachPendingInsert(
+        _ body: (any PersistentModel) throws -> Void, spilled: (SpilledInsert) throws -> Void
+    ) rethrows {
+        for position in pending.indices {
+            switch pending[position] {
+            case let .model(model): try body(model)
+            case let .spilled(record): try spilled(record)
+            case .removed: break
+            }
+        }
     }
+
+    /// Calls `body` with each pending insert's model, in insertion order, passing over
+    /// spilled ones (which hold no related models): those of when it was called.
+    /// - Complexity: O(pending inserts, including removed ones)
+    func forEachPendingModel(_ body: (any PersistentModel) throws -> Void) rethrows {
+        for case let .model(model) in pending { try body(model) }
+    }
+
+    /// Lets go the pending inserts from `spillMark` up to `end` that nothing but this
+    /// registry holds and `record` keeps the row of (it returns nil for those it keeps
+    /// as models); each slot is looked at once.
+    /// - Complexity: O(end − spillMark)
+    func spillUnheld(upTo end: Int, _ record: (any PersistentModel) -> SpilledInsert?) {
+        guard end > spillMark else { return }
+        for position in spillMark..<end where moveToProbe(position) {
+            // `probe` holds the registry's reference now, in a stored property, where
+            // whether it is the only one is asked in place (asked of a local or of an
+            // existential, it is asked of a copy in a debug build, and is never so).
+            if isKnownUniquelyReferenced(&probe), let model = probeModel, let spilled = record(model) {
+                pending[position] = .spilled(spilled)
+            } else {
+                pending[position] = .model(probeModel!)
+            }
+            probeModel = nil
+            probe = nil
+        }
+        spillMark = end
+    }
+
+    /// Moves the model of pending slot `position`, if it holds one, to `probe` (and
+    /// `probeModel`); the slot is left removed. Not inlined: the copies it makes are
+    /// gone when it returns.
+    @inline(never)
+    private func moveToProbe(_ position: Int) -> Bool {
+        guard case let .model(model) = pending[position] else { return false }
+        pending[position] = .removed
+        probe = model
+        probeModel = model
+        return true
+    }
+
+    /// The number of pending slots, removed ones included (where `spillUnheld` may look).
+    var pendingSlotCount: Int { pending.count }
 
     /// Unregisters every pending insert at once and hands them over, in insertion
     /// order with nil where one was removed (to a save that stored them: it registers
-    /// again, under permanent identifiers, those something else still holds); makes
-    /// room for `incoming` unretained entries.
+    /// again, under permanent identifiers, those something else still holds, making
+    /// room for them when the first one comes: `reserveUnretained`).
     /// - Complexity: O(1), plus the release of the position table
-    func takePendingInserts(incoming: Int) -> [(any PersistentModel)?] {
+    func takePendingInserts() -> [PendingSlot] {
         let taken = pending
         pending = []
         pendingCount = 0
         pendingIndex = nil
-        unretained.reserveCapacity(unretained.count + incoming)
+        spillMark = 0
         return taken
     }
 
@@ -145,7 +268,7 @@ final class ModelRegistry {
             if id.isTemporary {
                 assert(pendingIndex?[id] == nil, "\(id) is a pending insert already")
                 pendingIndex?[id] = UInt32(pending.count)
-                pending.append(model)
+                pending.append(.model(model))
                 pendingCount += 1
             } else {
                 retained[id] = model
@@ -174,22 +297,23 @@ final class ModelRegistry {
         retained[id] = entry.model
     }
 
-    /// Unregisters `id`; returns the model it held, which the caller keeps alive
-    /// until it is done with it.
+    /// Unregisters `id`; returns the model it held (nil for a spilled insert), which
+    /// the caller keeps alive until it is done with it.
     /// - Complexity: O(1) expected (the first look-up of a pending insert: O(pending inserts))
     @discardableResult
     func remove(_ id: PersistentIdentifier) -> (any PersistentModel)? {
         if let position = pendingPosition(of: id) {
             pendingIndex![id] = nil
-            let model = pending[position]
-            pending[position] = nil
+            let slot = pending[position]
+            pending[position] = .removed
             pendingCount -= 1
             if pendingCount == 0 {
                 pending = []
             } else if pending.count >= 64, pendingCount * 2 < pending.count {
                 compactPending()
             }
-            return model
+            if case let .model(model) = slot { return model }
+            return nil
         }
         if let model = retained.removeValue(forKey: id) { return model }
         return unretained.removeValue(forKey: RegistryKey(id))?.model
@@ -200,10 +324,16 @@ final class ModelRegistry {
     /// walks over it) without bound.
     /// - Complexity: O(pending slots), amortized O(1) per removal
     private func compactPending() {
-        var kept: [(any PersistentModel)?] = []
+        var kept: [PendingSlot] = []
         kept.reserveCapacity(pendingCount)
-        for case let model? in pending { kept.append(model) }
+        var mark = 0
+        for (position, slot) in pending.enumerated() {
+            if case .removed = slot { continue }
+            kept.append(slot)
+            if position < spillMark { mark = kept.count }
+        }
         pending = kept
+        spillMark = mark
         pendingIndex = nil
     }
 
@@ -212,7 +342,8 @@ final class ModelRegistry {
     /// - Complexity: O(retained models + pending slots)
     func releaseAll() {
         if !pending.isEmpty {
-            for case let model? in takePendingInserts(incoming: pendingCount) {
+            unretained.reserveCapacity(unretained.count + pendingCount)
+            for case let .model(model) in takePendingInserts() {
                 unretained[RegistryKey(model.modelBacking.identifier)] = Unretained(model: model, backing: ObjectIdentifier(model.modelBacking))
             }
         }
@@ -226,10 +357,12 @@ final class ModelRegistry {
     }
 
     /// Every registered model, retained by the array: entries stay valid while it lives,
-    /// whatever ends the caller's work lets end.
+    /// whatever ends the caller's work lets end. (Spilled inserts have no model.)
     /// - Complexity: O(registered models)
     func allModels() -> [any PersistentModel] {
-        Array(retained.values) + unretained.values.map(\.model) + pendingInserts
+        var models = Array(retained.values) + unretained.values.map(\.model)
+        for case let .model(model) in pending { models.append(model) }
+        return models
     }
 
     /// Removes the unretained entry of a model whose backing data `backing` is ending.
@@ -270,4 +403,28 @@ struct RegistryKey: Hashable {
     func hash(into hasher: inout Hasher) { hasher.combine(key) }
 
     func _rawHashValue(seed: Int) -> Int { PersistentIdentifier.ID.hash(key: key, seed: seed) }
+}
+
+/// A pending insert whose model nothing held any more (`ModelRegistry.spillUnheld`):
+/// the row a save stores, and what makes its model again.
+struct SpilledInsert {
+    /// The row as the save writes it (`ModelContext.row(of:)`): a spilled insert
+    /// held no related model, so its relationship slots hold no reference.
+    let row: Row
+    let identifier: PersistentIdentifier
+    /// The layout the model had (its hierarchy's, in a container with one).
+    let layout: EntityLayout
+
+    /// The model again, over `row`, registered with `context` by the caller: a pending
+    /// insert, with no saved row.
+    func makeModel(in context: ModelContext) -> any PersistentModel {
+        let model = layout.maker.make(
+            identifier: identifier, layout: layout, row: row, table: Self.noTable, id: RowID(identifier.id.key),
+            generation: 0, context: context, registering: false)
+        model.modelBacking.committed = nil
+        return model
+    }
+
+    /// The table a model made over a row needs and never reads.
+    private static let noTable = Table(kinds: [])
 }

@@ -153,6 +153,9 @@ final class EntityLayout: @unchecked Sendable {
     let indices: [IndexDescription]
     /// The scope of this entity's temporary identifiers (of no store).
     let temporaryScope: IdentifierScope
+    /// Whether models of this type hold state outside their backing data (stored
+    /// `@Transient` properties): 0 until first asked, then 1 (no) or 2 (yes).
+    private let transientState = Atomic<UInt8>(0)
     /// Whether a save must count this entity's relationships: a non-optional to-one,
     /// or a to-many with a minimum or maximum model count.
     private(set) var hasRelationshipCountRules = false
@@ -511,4 +514,32 @@ final class EntityLayout: @unchecked Sendable {
 
 extension String {
     var nilIfEmpty: String? { isEmpty ? nil : self }
+}
+
+extension EntityLayout {
+    /// Whether `model`, of this layout, holds state its backing data does not: stored
+    /// properties other than `@Model`'s own (`_$`-prefixed, and the `_SwiftDataNoType`
+    /// placeholders of persisted ones), such as `@Transient` ones. A model that does
+    /// is not let go while pending (`ModelRegistry`): made again, it would lose them.
+    /// Read once per type, by reflection.
+    /// - Complexity: O(stored properties) the first time, then O(1)
+    func holdsStateOutsideBacking(_ model: any PersistentModel) -> Bool {
+        guard ObjectIdentifier(type(of: model)) == ObjectIdentifier(modelType) else { return true }
+        switch transientState.load(ordering: .relaxed) {
+        case 1: return false
+        case 2: return true
+        default:
+            var mirror: Mirror? = Mirror(reflecting: model)
+            var holds = false
+            while let current = mirror, !holds {
+                holds = current.children.contains { child in
+                    !(child.label?.hasPrefix("_$") ?? false)
+                        && !String(describing: type(of: child.value)).hasSuffix("_SwiftDataNoType")
+                }
+                mirror = current.superclassMirror
+            }
+            transientState.store(holds ? 2 : 1, ordering: .relaxed)
+            return holds
+        }
+    }
 }

@@ -1,0 +1,38 @@
+extension ModelContext {
+    /// How many pending inserts accumulate between looks for ones to let go.
+    static let spillBatch = 1_024
+
+    /// Lets go the pending inserts nothing but the context holds (`ModelRegistry`),
+    /// once `spillBatch` new ones have come since the last look. The newest is the
+    /// caller's, still held: it is looked at with the next batch.
+    /// - Complexity: amortized O(1) per insert
+    func spillUnheldInsertsIfDue() {
+        let end = registry.pendingSlotCount - 1
+        guard end - registry.spillMark >= Self.spillBatch else { return }
+        spillUnheldInserts(upTo: end)
+    }
+
+    /// Lets go the pending inserts before slot `end` not looked at yet that nothing
+    /// but the context holds, keeping their rows.
+    ///
+    /// Only what the row alone makes again: a model that holds related models, has
+    /// state outside its backing data (`@Transient` properties) or relationship counts
+    /// to check at the save stays a model, as do all of them while an undo manager
+    /// (whose actions name models) or a custom store (which saves models) is in use.
+    /// - Complexity: O(slots looked at)
+    func spillUnheldInserts(upTo end: Int) {
+        guard undoManager == nil, container.external == nil else { return }
+        registry.spillUnheld(upTo: end) { model in
+            let backing = model.modelBacking
+            let layout = backing.layout
+            guard backing.context === self, !backing.isDeleted, !layout.hasRelationshipCountRules else { return nil }
+            for j in layout.relationships.indices where !(backing.resolvedModels(j)?.isEmpty ?? true) { return nil }
+            guard !layout.holdsStateOutsideBacking(model) else { return nil }
+            let spilled = SpilledInsert(row: row(of: backing), identifier: backing.identifier, layout: layout)
+            // It ends when the registry lets go: leaving the context first, its end
+            // looks nothing up.
+            backing.context = nil
+            return spilled
+        }
+    }
+}

@@ -1,0 +1,275 @@
+import Foundation
+import SwiftData
+import Testing
+
+@Model final class Parcel {
+    @Attribute(.unique) var code: String
+    var weight: Double
+    var sentAt: Date
+    var note: String?
+    var carrier: Carrier?
+
+    init(code: String, weight: Double, sentAt: Date = Date(timeIntervalSince1970: 0), note: String? = nil) {
+        self.code = code
+        self.weight = weight
+        self.sentAt = sentAt
+        self.note = note
+    }
+}
+
+@Model final class Carrier {
+    var name: String
+    @Relationship(inverse: \Parcel.carrier) var parcels: [Parcel] = []
+
+    init(name: String) { self.name = name }
+}
+
+/// A model with state its backing data does not hold.
+@Model final class Sticker {
+    var label: String
+    @Transient var scratch = 0
+
+    init(label: String) { self.label = label }
+}
+
+/// Pending inserts the app lets go are kept as rows until the save (`ModelRegistry`):
+/// whatever the app asks the context, it sees the same inserts, values and identifiers
+/// as if the models had stayed.
+@Suite struct PendingSpillTests {
+    let container: ModelContainer
+
+    init() throws {
+        container = try ModelContainer(
+            for: Parcel.self, Carrier.self, Sticker.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+    }
+
+    /// More than one batch of inserts the context looks at for ones to let go.
+    static let count = 3_000
+
+    static func code(_ i: Int) -> String { "P\(i)" }
+
+    /// Inserts `count` parcels the caller does not hold; returns the identifiers and
+    /// weak references to the first few.
+    private func insertUnheld(_ count: Int = Self.count, into context: ModelContext) -> ([PersistentIdentifier], [Weak]) {
+        var ids: [PersistentIdentifier] = []
+        var watched: [Weak] = []
+        for i in 0..<count {
+            let parcel = Parcel(code: Self.code(i), weight: Double(i) / 4, sentAt: Date(timeIntervalSince1970: Double(i)),
+                                note: i.isMultiple(of: 3) ? nil : "n\(i)")
+            context.insert(parcel)
+            ids.append(parcel.persistentModelID)
+            if i < 8 { watched.append(Weak(parcel)) }
+        }
+        return (ids, watched)
+    }
+
+    final class Weak {
+        weak var model: Parcel?
+        init(_ model: Parcel) { self.model = model }
+    }
+
+    private func expectParcel(_ parcel: Parcel?, is i: Int) {
+        #expect(parcel?.code == Self.code(i))
+        #expect(parcel?.weight == Double(i) / 4)
+        #expect(parcel?.sentAt == Date(timeIntervalSince1970: Double(i)))
+        #expect(parcel?.note == (i.isMultiple(of: 3) ? nil : "n\(i)"))
+    }
+
+    @Test func insertsNothingHoldsEndBeforeTheSaveAndAreSavedFromTheirRows() throws {
+        let context = ModelContext(container)
+        let (ids, watched) = insertUnheld(into: context)
+        #expect(watched.allSatisfy { $0.model == nil }, "the context let the unheld inserts go")
+        #expect(context.hasChanges)
+        nonisolated(unsafe) var inserted: [PersistentIdentifier] = []
+        let observer = NotificationCenter.default.addObserver(forName: ModelContext.didSave, object: context, queue: nil) {
+            inserted = $0.userInfo?[ModelContext.NotificationKey.insertedIdentifiers.rawValue] as? [PersistentIdentifier] ?? []
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try context.save()
+        #expect(inserted.count == ids.count)
+        #expect(!context.hasChanges)
+
+        let reader = ModelContext(container)
+        let parcels = try reader.fetch(FetchDescriptor<Parcel>(sortBy: [SortDescriptor(\.sentAt)]))
+        #expect(parcels.count == Self.count)
+        for (i, parcel) in parcels.enumerated() { expectParcel(parcel, is: i) }
+        // Stored in insertion order, as kept inserts are.
+        #expect(parcels.map(\.persistentModelID) == inserted)
+    }
+
+    @Test func aLetGoInsertIsFoundByItsIdentifierWithItsValues() throws {
+        let context = ModelContext(container)
+        let (ids, watched) = insertUnheld(into: context)
+        #expect(watched[3].model == nil)
+        let parcel = try #require(context.model(for: ids[3]) as? Parcel)
+        #expect(parcel.persistentModelID == ids[3])
+        expectParcel(parcel, is: 3)
+        // From here it is the one object for that insert.
+        #expect(context.model(for: ids[3]) === parcel)
+        #expect(context.registeredModel(for: ids[3]) as Parcel? === parcel)
+        parcel.weight = 99
+        try context.save()
+        #expect(parcel.persistentModelID.storeIdentifier != nil)
+        let reader = ModelContext(container)
+        let code = Self.code(3)
+        let stored = try reader.fetch(FetchDescriptor<Parcel>(predicate: #Predicate { $0.code == code }))
+        #expect(stored.map(\.weight) == [99])
+        #expect(try reader.fetchCount(FetchDescriptor<Parcel>()) == Self.count)
+    }
+
+    @Test func fetchesThatIncludePendingChangesSeeLetGoInserts() throws {
+        let context = ModelContext(container)
+        _ = insertUnheld(into: context)
+        #expect(try context.fetchCount(FetchDescriptor<Parcel>()) == Self.count)
+        let heavy = try context.fetch(FetchDescriptor<Parcel>(predicate: #Predicate { $0.weight >= 700 }, sortBy: [SortDescriptor(\.weight)]))
+        #expect(heavy.count == Self.count - 2_800)
+        for (k, parcel) in heavy.enumerated() { expectParcel(parcel, is: 2_800 + k) }
+        var excluding = FetchDescriptor<Parcel>()
+        excluding.includePendingChanges = false
+        #expect(try context.fetch(excluding).isEmpty)
+        // Made again once: a second fetch returns the same objects.
+        let again = try context.fetch(FetchDescriptor<Parcel>(predicate: #Predicate { $0.weight >= 700 }, sortBy: [SortDescriptor(\.weight)]))
+        #expect(zip(heavy, again).allSatisfy { $0 === $1 })
+    }
+
+    @Test func insertedModelsArrayListsEveryInsertInOrder() throws {
+        let context = ModelContext(container)
+        let (ids, _) = insertUnheld(into: context)
+        let inserted = context.insertedModelsArray
+        #expect(inserted.map(\.persistentModelID) == ids)
+        for (i, model) in inserted.enumerated() where i % 97 == 0 { expectParcel(model as? Parcel, is: i) }
+        #expect(zip(inserted, context.insertedModelsArray).allSatisfy { $0 === $1 })
+    }
+
+    @Test func deletingALetGoInsertFoundAgainKeepsItFromTheSave() throws {
+        let context = ModelContext(container)
+        let (ids, _) = insertUnheld(into: context)
+        let victim = try #require(context.model(for: ids[5]) as? Parcel)
+        context.delete(victim)
+        #expect(!context.insertedModelsArray.contains { $0 === victim })
+        try context.save()
+        let reader = ModelContext(container)
+        #expect(try reader.fetchCount(FetchDescriptor<Parcel>()) == Self.count - 1)
+        let code = Self.code(5)
+        #expect(try reader.fetch(FetchDescriptor<Parcel>(predicate: #Predicate { $0.code == code })).isEmpty)
+    }
+
+    @Test func rollbackDiscardsLetGoInserts() throws {
+        let context = ModelContext(container)
+        let (ids, _) = insertUnheld(into: context)
+        context.rollback()
+        #expect(!context.hasChanges)
+        #expect(context.insertedModelsArray.isEmpty)
+        #expect(context.registeredModel(for: ids[0]) as Parcel? == nil)
+        try context.save()
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Parcel>()) == 0)
+    }
+
+    @Test func aLetGoInsertWhoseKeyIsStoredUpdatesThatRow() throws {
+        let seeder = ModelContext(container)
+        seeder.insert(Parcel(code: Self.code(7), weight: -1))
+        try seeder.save()
+
+        let context = ModelContext(container)
+        nonisolated(unsafe) var updated: [PersistentIdentifier] = []
+        let observer = NotificationCenter.default.addObserver(forName: ModelContext.didSave, object: context, queue: nil) {
+            updated = $0.userInfo?[ModelContext.NotificationKey.updatedIdentifiers.rawValue] as? [PersistentIdentifier] ?? []
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        _ = insertUnheld(into: context)
+        try context.save()
+        #expect(updated.count == 1)
+        let reader = ModelContext(container)
+        #expect(try reader.fetchCount(FetchDescriptor<Parcel>()) == Self.count)
+        let code = Self.code(7)
+        let stored = try reader.fetch(FetchDescriptor<Parcel>(predicate: #Predicate { $0.code == code }))
+        #expect(stored.count == 1)
+        expectParcel(stored.first, is: 7)
+        #expect(stored.first?.persistentModelID == updated.first)
+    }
+
+    @Test func heldModelsStayTheSameObjects() throws {
+        let context = ModelContext(container)
+        var held: [Parcel] = []
+        for i in 0..<Self.count {
+            let parcel = Parcel(code: Self.code(i), weight: Double(i) / 4)
+            context.insert(parcel)
+            held.append(parcel)
+        }
+        // Changed after their insertion, and after a batch was looked at.
+        for parcel in held.prefix(10) { parcel.weight += 1_000 }
+        for (i, parcel) in held.enumerated() where i % 311 == 0 {
+            #expect(context.model(for: parcel.persistentModelID) === parcel)
+        }
+        try context.save()
+        let reader = ModelContext(container)
+        let heavy = try reader.fetch(FetchDescriptor<Parcel>(predicate: #Predicate { $0.weight >= 1_000 }))
+        #expect(heavy.count == 10)
+    }
+
+    @Test func modelsWithStateOutsideTheirRowAreKept() throws {
+        let context = ModelContext(container)
+        var ids: [PersistentIdentifier] = []
+        for i in 0..<Self.count {
+            let sticker = Sticker(label: "S\(i)")
+            sticker.scratch = i
+            context.insert(sticker)
+            ids.append(sticker.persistentModelID)
+        }
+        // A `@Transient` value lives on the object only: it is the same object still.
+        for i in stride(from: 0, to: Self.count, by: 499) {
+            #expect((context.model(for: ids[i]) as? Sticker)?.scratch == i)
+        }
+    }
+
+    @Test func modelsHoldingRelatedModelsAreKeptAndSavedWithTheirLinks() throws {
+        let context = ModelContext(container)
+        for c in 0..<3 {
+            let carrier = Carrier(name: "C\(c)")
+            context.insert(carrier)
+            for i in 0..<(Self.count / 3) {
+                let parcel = Parcel(code: "\(c)-\(i)", weight: 1)
+                context.insert(parcel)
+                parcel.carrier = carrier
+            }
+        }
+        // A carrier holds its parcels and each parcel its carrier: none is let go.
+        try context.save()
+        let reader = ModelContext(container)
+        let carriers = try reader.fetch(FetchDescriptor<Carrier>(sortBy: [SortDescriptor(\.name)]))
+        #expect(carriers.map(\.parcels.count) == [1_000, 1_000, 1_000])
+        #expect(carriers[1].parcels.allSatisfy { $0.carrier === carriers[1] && $0.code.hasPrefix("1-") })
+    }
+
+    @Test func aRelationshipSetOnALetGoInsertFoundAgainIsSaved() throws {
+        let context = ModelContext(container)
+        let (ids, _) = insertUnheld(into: context)
+        let carrier = Carrier(name: "Late")
+        context.insert(carrier)
+        let parcel = try #require(context.model(for: ids[1]) as? Parcel)
+        parcel.carrier = carrier
+        #expect(carrier.parcels.count == 1)
+        try context.save()
+        let reader = ModelContext(container)
+        let stored = try #require(try reader.fetch(FetchDescriptor<Carrier>()).first)
+        #expect(stored.parcels.map(\.code) == [Self.code(1)])
+    }
+
+    @Test func withAnUndoManagerInsertsAreKeptSoTheyCanBeUndone() throws {
+        let context = ModelContext(container)
+        context.undoManager = UndoManager()
+        let (ids, watched) = insertUnheld(into: context)
+        #expect(watched.allSatisfy { $0.model != nil })
+        #expect(context.model(for: ids[0]) === watched[0].model)
+        try context.save()
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Parcel>()) == Self.count)
+    }
+
+    @Test func aContextEndingWithLetGoInsertsStoresNothing() throws {
+        do {
+            let context = ModelContext(container)
+            _ = insertUnheld(into: context)
+        }
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Parcel>()) == 0)
+    }
+}
