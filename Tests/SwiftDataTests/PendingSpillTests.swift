@@ -188,6 +188,20 @@ import Testing
         #expect(stored.first?.persistentModelID == updated.first)
     }
 
+    @Test func aModelOfTheRowALetGoInsertTookOverReadsItsNewValues() throws {
+        let context = ModelContext(container)
+        context.insert(Parcel(code: Self.code(7), weight: -1))
+        try context.save()
+        let code = Self.code(7)
+        let held = try #require(try context.fetch(FetchDescriptor<Parcel>(predicate: #Predicate { $0.code == code })).first)
+        #expect(held.weight == -1)
+        _ = insertUnheld(into: context)
+        try context.save()
+        #expect(held.weight == Double(7) / 4)
+        #expect((context.model(for: held.persistentModelID) as? Parcel)?.weight == Double(7) / 4)
+        #expect(try context.fetchCount(FetchDescriptor<Parcel>()) == Self.count)
+    }
+
     @Test func heldModelsStayTheSameObjects() throws {
         let context = ModelContext(container)
         var held: [Parcel] = []

@@ -45,9 +45,8 @@ extension ModelContext {
         }
         for id in changed { if let model = registry[id] { add(model) } }
         registry.forEachPendingInsert(add) { spilled in
-            let id = spilled.identifier
-            guard let entity = container.entityIndex(named: id.entityName) else { return }
-            overlay[EntityRow(entity: entity, id: RowID(id.id.key))] = .some(spilled.row)
+            guard let row = registry.row(of: spilled) else { return }
+            overlay[EntityRow(entity: spilled.entity, id: RowID(spilled.identifier.id.key))] = .some(row)
         }
         return overlay
     }

@@ -48,21 +48,49 @@ extension ModelContext {
         }
         if !reinsertions.isEmpty { relinkReinsertions() }
 
+        // A save with inserts kept as rows keeps the last ones the app let go since the
+        // last look too: then every insert of their entity usually is, and the store
+        // takes their columns whole.
+        let spills = registry.hasSpilledInserts
+        if spills { spillUnheldInserts(upTo: registry.pendingSlotCount) }
+        // Entities with a pending insert kept as a model: their kept rows go as rows too,
+        // so the inserts of an entity are stored in the order they were made.
+        var modelEntities = Set<Int>()
+        var rowInserts = registry.pendingCount
+        if spills {
+            rowInserts = 0
+            try registry.forEachPendingModel { model in
+                modelEntities.insert(try container.entityIndex(of: model.modelBacking.layout.modelType))
+                rowInserts += 1
+            }
+        }
+
         var changes = ChangeSet()
         changes.author = author
         changes.keepsReplacedRows = undoManager != nil
         // Sized up front, and the inserted models kept once (their entities are the
         // change set's): at the peak of a large save, lists grown by doubling held
         // about 100 bytes per insert beyond what they need.
-        changes.inserts.reserveCapacity(registry.pendingCount)
+        changes.inserts.reserveCapacity(rowInserts)
+        var columnIDs: [Int: [RowID]] = [:]
         // In insertion order, without a registry look-up each (see `ModelRegistry.pending`).
         try registry.forEachPendingInsert { model in
             let backing = model.modelBacking
             let entity = try container.entityIndex(of: backing.layout.modelType)
             changes.inserts.append(.init(entity: entity, temporaryID: RowID(backing.identifier.id.key), row: row(of: backing)))
         } spilled: { spilled in
-            let entity = try container.entityIndex(of: spilled.layout.modelType)
-            changes.inserts.append(.init(entity: entity, temporaryID: RowID(spilled.identifier.id.key), row: spilled.row))
+            let temporaryID = RowID(spilled.identifier.id.key)
+            if modelEntities.contains(spilled.entity) {
+                guard let row = registry.row(of: spilled) else { preconditionFailure("a kept insert lost its row") }
+                changes.inserts.append(.init(entity: spilled.entity, temporaryID: temporaryID, row: row))
+            } else {
+                columnIDs[spilled.entity, default: []].append(temporaryID)
+            }
+        }
+        for (entity, ids) in columnIDs.sorted(by: { $0.key < $1.key }) {
+            // (The registry's copy shares the table's buffers, and goes after the commit.)
+            guard let table = registry.keptRows[entity] else { preconditionFailure("kept inserts without their table") }
+            changes.columnInserts.append(.init(entity: entity, table: table, temporaryIDs: ids))
         }
         var changedModels: [(Int, any PersistentModel)] = []
         for id in changed.sorted() {
@@ -91,6 +119,7 @@ extension ModelContext {
         let version = result.version ?? container.store.current
         // `taken` holds them from here, in the order of `changes.inserts` (removed where
         // one was deleted); those something else holds come back under permanent ids.
+        let insertCount = registry.pendingCount
         var taken = registry.takePendingInserts()
         // Room for the models that are registered again is made when the first one
         // comes: a save whose inserted models all end here (nothing else holds them)
@@ -98,7 +127,7 @@ extension ModelContext {
         // insert at the peak of a large save.
         var reserved = false
         var insertedIDs: [PersistentIdentifier] = []
-        insertedIDs.reserveCapacity(changes.inserts.count)
+        insertedIDs.reserveCapacity(insertCount)
         var updatedIDs: [PersistentIdentifier] = []
         var inserts = changes.inserts.makeIterator()
         for position in taken.indices {
@@ -106,16 +135,21 @@ extension ModelContext {
             switch taken[position] {
             case .removed:
                 continue
-            case .spilled:
+            case let .spilled(spilled):
                 // No model to give its permanent identifier (nothing held it).
-                guard let insert = inserts.next() else {
+                if modelEntities.contains(spilled.entity), inserts.next() == nil {
                     preconditionFailure("a pending insert was registered while its save committed")
                 }
-                taken[position] = .removed
-                let temporary = EntityRow(entity: insert.entity, id: insert.temporaryID)
+                let temporary = EntityRow(entity: spilled.entity, id: RowID(spilled.identifier.id.key))
                 guard let rowID = result.assigned[temporary] else { continue }
-                let permanent = identifier(entity: insert.entity, row: rowID)
+                let permanent = identifier(entity: spilled.entity, row: rowID)
                 if result.upserted.contains(temporary) {
+                    // A model of the row it took over reads the row anew (one with changes
+                    // of its own is brought to the row below, with the other changed models).
+                    if !changed.contains(permanent), let displaced = registry[permanent] {
+                        displaced.modelBacking.refault(
+                            from: version.tables[spilled.entity], generation: result.generation, keepingRelationships: true)
+                    }
                     updatedIDs.append(permanent)
                 } else {
                     insertedIDs.append(permanent)

@@ -1,10 +1,12 @@
+import OpenSwiftDataStore
+
 extension ModelContext {
     /// How many pending inserts accumulate between looks for ones to let go.
     static let spillBatch = 1_024
 
     /// Lets go the pending inserts nothing but the context holds (`ModelRegistry`),
-    /// once `spillBatch` new ones have come since the last look. The newest is the
-    /// caller's, still held: it is looked at with the next batch.
+    /// once `spillBatch` new ones have come since the last look. The newest waits for
+    /// the next look (it is often the caller's, still held).
     /// - Complexity: amortized O(1) per insert
     func spillUnheldInsertsIfDue() {
         let end = registry.pendingSlotCount - 1
@@ -22,13 +24,24 @@ extension ModelContext {
     /// - Complexity: O(slots looked at)
     func spillUnheldInserts(upTo end: Int) {
         guard undoManager == nil, container.external == nil else { return }
+        let store = container.store
+        // The entity of the model looked at last: an import inserts one type at a time.
+        var lastLayout: EntityLayout?
+        var lastEntity = 0
         registry.spillUnheld(upTo: end) { model in
             let backing = model.modelBacking
             let layout = backing.layout
             guard backing.context === self, !backing.isDeleted, !layout.hasRelationshipCountRules else { return nil }
             for j in layout.relationships.indices where !(backing.resolvedModels(j)?.isEmpty ?? true) { return nil }
             guard !layout.holdsStateOutsideBacking(model) else { return nil }
-            let spilled = SpilledInsert(row: row(of: backing), identifier: backing.identifier, layout: layout)
+            if layout !== lastLayout {
+                guard let entity = try? container.entityIndex(of: layout.modelType) else { return nil }
+                lastLayout = layout
+                lastEntity = entity
+            }
+            let entity = lastEntity
+            let kept = registry.keep(row(of: backing), of: entity) { store.schema.entities[entity] }
+            let spilled = SpilledInsert(identifier: backing.identifier, layout: layout, entity: entity, row: kept)
             // It ends when the registry lets go: leaving the context first, its end
             // looks nothing up.
             backing.context = nil

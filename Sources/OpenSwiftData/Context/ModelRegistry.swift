@@ -22,8 +22,8 @@ import OpenSwiftDataStore
 /// look-up by identifier, a fetch that includes pending changes), it is made again
 /// from that row, under the same identifier.
 ///
-/// Only `retained` and `pending` hold references, so mutating `unretained` never ends
-/// a model, and the `forget` a model's end triggers (while those change) touches
+/// Only `retained`, `pending` and `probe` (while `spillUnheld` looks at an insert)
+/// hold references, so mutating `unretained` never ends a model, and the `forget` a model's end triggers (while those change) touches
 /// `unretained` only: no access overlaps another, and the two skip dynamic exclusivity checks
 /// (two `swift_beginAccess` calls, about 160 instructions, per model that ends).
 final class ModelRegistry {
@@ -38,7 +38,8 @@ final class ModelRegistry {
     /// pending insert a custom store's save left unstored and a later change retains.
     @exclusivity(unchecked) private var retained: [PersistentIdentifier: any PersistentModel] = [:]
     @exclusivity(unchecked) private var unretained: [RegistryKey: Unretained] = [:]
-    /// Pending inserts, retained, in insertion order; nil where one was removed since.
+    /// Pending inserts in insertion order: retained models, spilled ones, and `.removed`
+    /// where one was removed since.
     /// A save walks them in this order, then drops the list (and `pendingIndex`)
     /// whole: looking each up and removing it from a table as large as the insert was a
     /// cache miss per model, several times over (about a fifth of W1's wall clock).
@@ -58,6 +59,14 @@ final class ModelRegistry {
     @exclusivity(unchecked) private var probe: AnyObject?
     /// `probe` as a model, unretained.
     @exclusivity(unchecked) unowned(unsafe) private var probeModel: (any PersistentModel)?
+    /// The rows of spilled inserts, by entity, in the order of their slots in `pending`
+    /// (a slot spilled is appended; one made a model again or removed is deleted): the
+    /// columns a save hands the store as they are (`ChangeSet.ColumnInsert`), at about
+    /// a third of the memory of `Row`s.
+    @exclusivity(unchecked) private(set) var keptRows: [Int: Table] = [:]
+    /// Rows `keep` took for `keepingFor`'s table, stored when the look ends.
+    @exclusivity(unchecked) private var keeping: [Row] = []
+    @exclusivity(unchecked) private var keepingFor: Int?
     /// The context, which makes the model of a spilled insert again.
     unowned(unsafe) var owner: ModelContext?
 
@@ -109,8 +118,10 @@ final class ModelRegistry {
         case let .model(model):
             return model
         case let .spilled(spilled):
-            guard let owner else { return nil }
-            let model = spilled.makeModel(in: owner)
+            guard let owner, let row = keptRows[spilled.entity]?[spilled.row] else { return nil }
+            // Its row leaves the table: the model holds the values from here.
+            keptRows[spilled.entity]?.delete(spilled.row)
+            let model = spilled.makeModel(over: row, in: owner)
             pending[position] = .model(model)
             return model
         case .removed:
@@ -192,8 +203,10 @@ final class ModelRegistry {
     func forEachPendingInsert(
         _ body: (any PersistentModel) throws -> Void, spilled: (SpilledInsert) throws -> Void
     ) rethrows {
-        for position in pending.indices {
-            switch pending[position] {
+        // (A copy: `body` may register or remove models.)
+        let slots = pending
+        for slot in slots {
+            switch slot {
             case let .model(model): try body(model)
             case let .spilled(record): try spilled(record)
             case .removed: break
@@ -226,6 +239,7 @@ final class ModelRegistry {
             probeModel = nil
             probe = nil
         }
+        storeKeptRows()
         spillMark = end
     }
 
@@ -245,7 +259,7 @@ final class ModelRegistry {
     var pendingSlotCount: Int { pending.count }
 
     /// Unregisters every pending insert at once and hands them over, in insertion
-    /// order with nil where one was removed (to a save that stored them: it registers
+    /// order with `.removed` where one was removed (to a save that stored them: it registers
     /// again, under permanent identifiers, those something else still holds, making
     /// room for them when the first one comes: `reserveUnretained`).
     /// - Complexity: O(1), plus the release of the position table
@@ -255,8 +269,38 @@ final class ModelRegistry {
         pendingCount = 0
         pendingIndex = nil
         spillMark = 0
+        keptRows = [:]
         return taken
     }
+
+    /// Keeps `row`, of `entity` (described by `description`, asked when its table is
+    /// made), for a spilled insert: the identifier it is kept under. The rows of one
+    /// look (`spillUnheld`) go into the table together, column by column, when it ends:
+    /// one by one they cost about 70 % more.
+    /// - Complexity: amortized O(1), plus O(slots) when the rows are stored
+    func keep(_ row: Row, of entity: Int, description: () -> EntityDescription) -> RowID {
+        if let batching = keepingFor, batching != entity { storeKeptRows() }
+        if keptRows[entity] == nil { keptRows[entity] = Table(entity: description()) }
+        keepingFor = entity
+        keeping.append(row)
+        return RowID(keptRows[entity]!.nextRawID + Int64(keeping.count - 1))
+    }
+
+    /// Stores the rows `keep` gathered.
+    /// - Complexity: O(rows × slots)
+    private func storeKeptRows() {
+        guard let entity = keepingFor else { return }
+        keptRows[entity]!.insert(contentsOf: keeping)
+        keeping.removeAll(keepingCapacity: true)
+        keepingFor = nil
+    }
+
+    /// The row of a spilled insert.
+    /// - Complexity: O(slots)
+    func row(of spilled: SpilledInsert) -> Row? { keptRows[spilled.entity]?[spilled.row] }
+
+    /// Whether some pending insert is spilled.
+    var hasSpilledInserts: Bool { keptRows.values.contains { $0.count > 0 } }
 
     /// Registers `model` under `id`, retained when it has unsaved changes: a model
     /// with a temporary identifier is then a pending insert, which it must not be
@@ -307,8 +351,11 @@ final class ModelRegistry {
             let slot = pending[position]
             pending[position] = .removed
             pendingCount -= 1
+            if case let .spilled(spilled) = slot { keptRows[spilled.entity]?.delete(spilled.row) }
             if pendingCount == 0 {
                 pending = []
+                spillMark = 0
+                keptRows = [:]
             } else if pending.count >= 64, pendingCount * 2 < pending.count {
                 compactPending()
             }
@@ -342,6 +389,8 @@ final class ModelRegistry {
     /// - Complexity: O(retained models + pending slots)
     func releaseAll() {
         if !pending.isEmpty {
+            // (Its callers took the pending inserts first: a spilled one would be lost.)
+            assert(!pending.contains { if case .spilled = $0 { true } else { false } }, "spilled inserts released")
             unretained.reserveCapacity(unretained.count + pendingCount)
             for case let .model(model) in takePendingInserts() {
                 unretained[RegistryKey(model.modelBacking.identifier)] = Unretained(model: model, backing: ObjectIdentifier(model.modelBacking))
@@ -406,18 +455,19 @@ struct RegistryKey: Hashable {
 }
 
 /// A pending insert whose model nothing held any more (`ModelRegistry.spillUnheld`):
-/// the row a save stores, and what makes its model again.
+/// where its row is, and what makes its model again.
 struct SpilledInsert {
-    /// The row as the save writes it (`ModelContext.row(of:)`): a spilled insert
-    /// held no related model, so its relationship slots hold no reference.
-    let row: Row
     let identifier: PersistentIdentifier
     /// The layout the model had (its hierarchy's, in a container with one).
     let layout: EntityLayout
+    /// Its entity in the container's schema, whose table of kept rows
+    /// (`ModelRegistry.keptRows`) holds its row under `row`.
+    let entity: Int
+    let row: RowID
 
     /// The model again, over `row`, registered with `context` by the caller: a pending
     /// insert, with no saved row.
-    func makeModel(in context: ModelContext) -> any PersistentModel {
+    func makeModel(over row: Row, in context: ModelContext) -> any PersistentModel {
         let model = layout.maker.make(
             identifier: identifier, layout: layout, row: row, table: Self.noTable, id: RowID(identifier.id.key),
             generation: 0, context: context, registering: false)

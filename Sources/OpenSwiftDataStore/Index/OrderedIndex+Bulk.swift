@@ -10,37 +10,46 @@ extension OrderedIndex {
         case string([BTree<StringKey>.Entry])
     }
 
-    /// The entries of `rows`, stored under consecutive identifiers from `firstID`,
+    /// The entries of `rows`, stored from `firstID` on (`BulkRows` says where),
     /// sorted; nil when a value does not fit the index's packed key (such rows are
     /// added one by one, which turns the index general).
     ///
     /// Numbers, dates and strings sort as `IndexOrder.sort` does (rows come in order).
     /// - Complexity: O(k) for numbers, O(k log k) at worst for k rows
-    func pending(_ rows: [Row], firstID: Int64) -> Pending? {
+    func pending(_ rows: StoreVersion.BulkRows, firstID: Int64) -> Pending? {
         let slot = slots[0]
+        var fits = true
         switch layout {
         case let .scalar(kind):
             var entries: [BTree<PackedKey>.Entry] = []
             entries.reserveCapacity(rows.count)
-            for (k, row) in rows.enumerated() {
-                guard let key = kind.pack(row[slot]) else { return nil }
-                entries.append(.init(key: key, row: RowID(firstID + Int64(k))))
+            rows.forEachValue(slot: slot) { offset, value in
+                guard fits, let key = kind.pack(value) else {
+                    fits = false
+                    return
+                }
+                entries.append(.init(key: key, row: RowID(firstID + offset)))
             }
+            guard fits else { return nil }
             IndexOrder.sort(&entries)
             return .scalar(entries)
         case .string:
             var entries: [BTree<StringKey>.Entry] = []
             entries.reserveCapacity(rows.count)
-            for (k, row) in rows.enumerated() {
-                guard case let .string(string) = row[slot] else { return nil }
-                entries.append(.init(key: StringKey(string: string), row: RowID(firstID + Int64(k))))
+            rows.forEachValue(slot: slot) { offset, value in
+                guard fits, case let .string(string) = value else {
+                    fits = false
+                    return
+                }
+                entries.append(.init(key: StringKey(string: string), row: RowID(firstID + offset)))
             }
+            guard fits else { return nil }
             IndexOrder.sort(&entries)
             return .string(entries)
         case .general:
             var entries: [BTree<IndexKey>.Entry] = []
             entries.reserveCapacity(rows.count)
-            for (k, row) in rows.enumerated() { entries.append(.init(key: key(of: row), row: RowID(firstID + Int64(k)))) }
+            rows.forEachRow { offset, row in entries.append(.init(key: key(of: row), row: RowID(firstID + offset))) }
             entries.sort(by: BTree.less)
             return .general(entries)
         }

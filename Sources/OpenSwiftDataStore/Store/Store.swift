@@ -213,16 +213,20 @@ public final class Store: Sendable {
             var rows: [Row] = []
             rows.reserveCapacity(counts[e])
             for insert in changes.inserts where insert.entity == e { rows.append(insert.row) }
-            plans[e] = version.bulkInsert(of: rows, into: e)
+            plans[e] = version.bulkInsert(of: .init(storage: .rows(rows)), into: e)
         }
         return plans
     }
 
     private static func apply(_ changes: ChangeSet, to version: inout StoreVersion) throws(StoreError) -> CommitResult {
         let schema = version.schema
-        for e in changes.inserts.map({ $0.entity }) + changes.updates.map({ $0.entity }) + changes.deletes.map({ $0.entity })
+        for e in changes.inserts.map({ $0.entity }) + changes.columnInserts.map({ $0.entity })
+            + changes.updates.map({ $0.entity }) + changes.deletes.map({ $0.entity })
         where !schema.entities.indices.contains(e) {
             throw .unknownEntity("#\(e)")
+        }
+        for insert in changes.columnInserts where ColumnKind.kinds(of: schema.entities[insert.entity]) != insert.table.kinds {
+            throw .unknownEntity("#\(insert.entity) (its inserted columns are not the entity's)")
         }
         version.prepareSpatialIndexes(for: changes)
         var deleted: [EntityRow] = []
@@ -237,19 +241,51 @@ public final class Store: Sendable {
 
         // Sized up front: growing these by doubling would hold both buffers at once
         // at the peak of a large save.
+        let insertCount = changes.inserts.count + changes.columnInserts.reduce(0) { $0 + $1.table.count }
         var assigned = AssignedRows()
-        assigned.reserveCapacity(changes.inserts.count)
+        assigned.reserveCapacity(insertCount)
         var upserted: Set<EntityRow> = []
         var replacedRows: [EntityRow: Row] = [:]
         var inserted: [EntityRow] = []
-        inserted.reserveCapacity(changes.inserts.count)
+        inserted.reserveCapacity(insertCount)
         var updated: [EntityRow] = []
         var written: [EntityRow] = []
-        written.reserveCapacity(changes.inserts.count + changes.updates.count)
+        written.reserveCapacity(insertCount + changes.updates.count)
         // The written rows that refer to rows inserted by this commit (temporary ids),
         // resolved once every insert has its row: most inserts refer to none, and
         // reading every written row back to find out cost a row copy each.
         var unresolved: [EntityRow] = []
+        // Inserts held in columns: stored in bulk, their segments taken whole, where a
+        // bulk insert applies and no row insert of their entity comes with them; else
+        // inserted as rows, before the others.
+        var changes = changes
+        if !changes.columnInserts.isEmpty {
+            var asRows: [ChangeSet.Insert] = []
+            for insert in changes.columnInserts {
+                let rows = StoreVersion.BulkRows(storage: .table(insert.table))
+                if !changes.inserts.contains(where: { $0.entity == insert.entity }),
+                   let plan = version.bulkInsert(of: rows, into: insert.entity) {
+                    version.storeRows(of: plan, into: insert.entity)
+                    var k = 0
+                    insert.table.forEachID { id in
+                        let row = RowID(plan.firstID + id.rawValue - 1)
+                        assigned.append(EntityRow(entity: insert.entity, id: insert.temporaryIDs[k]), row)
+                        inserted.append(EntityRow(entity: insert.entity, id: row))
+                        written.append(EntityRow(entity: insert.entity, id: row))
+                        k += 1
+                    }
+                    version.finishBulkInsert(into: insert.entity, plan: plan)
+                } else {
+                    var k = 0
+                    insert.table.forEach { _, row in
+                        asRows.append(.init(entity: insert.entity, temporaryID: insert.temporaryIDs[k], row: row))
+                        k += 1
+                    }
+                }
+            }
+            changes.inserts = asRows + changes.inserts
+            changes.columnInserts = []
+        }
         let bulk = bulkInserts(of: changes, into: version)
         // A bulk insert's rows are stored first, all at once; each insert then takes the
         // next of their identifiers, in order.

@@ -15,9 +15,60 @@ extension StoreVersion {
     /// `firstID` on, and the sorted new entries of its unique indexes (by position in
     /// `orderedIndexes`), checked already.
     struct BulkInsert {
-        let rows: [Row]
+        let rows: BulkRows
         let firstID: Int64
         var unique: [Int: OrderedIndex.Pending]
+    }
+
+    /// The rows of a bulk insert, in order: rows, or a table's columns (a save's inserts
+    /// kept in columns, `ChangeSet.ColumnInsert`). Each is stored under the insert's first
+    /// identifier plus its offset: its position among `rows`, or its identifier in the
+    /// table less one (a table skips the identifiers of rows it deleted).
+    struct BulkRows {
+        enum Storage {
+            case rows([Row])
+            case table(Table)
+        }
+
+        let storage: Storage
+
+        /// The number of rows.
+        var count: Int {
+            switch storage {
+            case let .rows(rows): rows.count
+            case let .table(table): table.count
+            }
+        }
+
+        /// The identifiers the rows span, skipped ones included.
+        var span: Int64 {
+            switch storage {
+            case let .rows(rows): Int64(rows.count)
+            case let .table(table): table.nextRawID - 1
+            }
+        }
+
+        /// Calls `body` with each row's offset and row, in order.
+        /// - Complexity: O(rows × slots)
+        func forEachRow(_ body: (Int64, Row) -> Void) {
+            switch storage {
+            case let .rows(rows):
+                for (k, row) in rows.enumerated() { body(Int64(k), row) }
+            case let .table(table):
+                table.forEach { id, row in body(id.rawValue - 1, row) }
+            }
+        }
+
+        /// Calls `body` with each row's offset and value in `slot`, in order.
+        /// - Complexity: O(rows)
+        func forEachValue(slot: Int, _ body: (Int64, Value) -> Void) {
+            switch storage {
+            case let .rows(rows):
+                for (k, row) in rows.enumerated() { body(Int64(k), row[slot]) }
+            case let .table(table):
+                table.forEach(slot: slot) { id, value in body(id.rawValue - 1, value) }
+            }
+        }
     }
 
     /// A bulk insert of `rows` into `entity`, when one is worth it and keeps the commit's
@@ -26,7 +77,7 @@ extension StoreVersion {
     /// another row, stored or inserted (such a row upserts, which is done row by row).
     /// Nil otherwise.
     /// - Complexity: O(k log k + k log n) for k rows and n stored ones
-    func bulkInsert(of rows: [Row], into entity: Int) -> BulkInsert? {
+    func bulkInsert(of rows: BulkRows, into entity: Int) -> BulkInsert? {
         guard rows.count >= Self.bulkInsertMinimum, rows.count >= tables[entity].count else { return nil }
         let firstID = tables[entity].nextRawID
         var unique: [Int: OrderedIndex.Pending] = [:]
@@ -39,14 +90,20 @@ extension StoreVersion {
     }
 
     /// Stores the rows of a planned bulk insert, under `plan.firstID` on: in the table,
-    /// column by column (`Table.insert(contentsOf:)`), and in the R-trees; the ordered
-    /// indexes take them at the end (`finishBulkInsert`).
-    /// - Complexity: O(rows × slots), plus the R-tree inserts
+    /// column by column (`Table.insert(contentsOf:)`) or, for rows in a table, by taking
+    /// its segments (`Table.append(rowsOf:firstID:)`), and in the R-trees that are
+    /// built; the ordered indexes take them at the end (`finishBulkInsert`).
+    /// - Complexity: O(rows × slots), O(segments) for rows in a table; plus the R-tree inserts
     mutating func storeRows(of plan: BulkInsert, into entity: Int) {
-        let first = tables[entity].insert(contentsOf: plan.rows)
-        precondition(first.rawValue == plan.firstID, "a bulk insert's rows were stored elsewhere")
-        for i in spatialIndexes[entity].indices {
-            for (k, row) in plan.rows.enumerated() { spatialIndexes[entity][i].add(row, at: RowID(plan.firstID + Int64(k))) }
+        switch plan.rows.storage {
+        case let .rows(rows):
+            let first = tables[entity].insert(contentsOf: rows)
+            precondition(first.rawValue == plan.firstID, "a bulk insert's rows were stored elsewhere")
+        case let .table(table):
+            tables[entity].append(rowsOf: table, firstID: plan.firstID)
+        }
+        for i in spatialIndexes[entity].indices where spatialIndexes[entity][i].isBuilt {
+            plan.rows.forEachRow { offset, row in spatialIndexes[entity][i].add(row, at: RowID(plan.firstID + offset)) }
         }
     }
 
@@ -54,13 +111,13 @@ extension StoreVersion {
     /// `storeRows` stored.
     /// - Complexity: O((n + k) × indexes + k log k) for n rows held and k inserted
     mutating func finishBulkInsert(into entity: Int, plan: BulkInsert) {
-        precondition(tables[entity].nextRawID == plan.firstID + Int64(plan.rows.count), "a bulk insert's rows were stored elsewhere")
+        precondition(tables[entity].nextRawID == plan.firstID + plan.rows.span, "a bulk insert's rows were stored elsewhere")
         for i in orderedIndexes[entity].indices {
             if let pending = plan.unique[i] ?? orderedIndexes[entity][i].pending(plan.rows, firstID: plan.firstID) {
                 orderedIndexes[entity][i].add(pending)
             } else {
                 // A value that does not fit the packed key: row by row, the index turns general.
-                for (k, row) in plan.rows.enumerated() { orderedIndexes[entity][i].add(row, at: RowID(plan.firstID + Int64(k))) }
+                plan.rows.forEachRow { offset, row in orderedIndexes[entity][i].add(row, at: RowID(plan.firstID + offset)) }
             }
         }
     }

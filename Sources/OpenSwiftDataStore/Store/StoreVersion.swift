@@ -112,6 +112,7 @@ public struct StoreVersion: Sendable {
         // Only a built tree is changed commit by commit (most are never built).
         for e in spatialIndexes.indices where spatialIndexes[e].contains(where: \.isBuilt) {
             let inserted = changes.inserts.count { $0.entity == e }
+                + changes.columnInserts.reduce(0) { $0 + ($1.entity == e ? $1.table.count : 0) }
             for i in spatialIndexes[e].indices {
                 let slots = spatialIndexes[e][i].slots
                 var written = inserted

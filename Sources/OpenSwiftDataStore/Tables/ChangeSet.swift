@@ -35,7 +35,29 @@ public struct ChangeSet: Sendable {
         }
     }
 
+    /// Inserts of one entity held in a table's columns rather than in rows: a save's
+    /// pending inserts that were kept as rows (`ModelRegistry` in the API module), a
+    /// million of which take a third of the memory as `Row`s.
+    ///
+    /// The table's rows are inserted in identifier order, the `k`-th live one under
+    /// temporary identifier `temporaryIDs[k]`. A commit that can store them in bulk
+    /// (`StoreVersion.bulkInsert`) takes the table's segments whole; otherwise they are
+    /// inserted as `inserts` are, before those, upserts included.
+    public struct ColumnInsert: Sendable {
+        public var entity: Int
+        public var table: Table
+        public var temporaryIDs: [RowID]
+        public init(entity: Int, table: Table, temporaryIDs: [RowID]) {
+            precondition(table.count == temporaryIDs.count, "a temporary identifier per row")
+            self.entity = entity
+            self.table = table
+            self.temporaryIDs = temporaryIDs
+        }
+    }
+
     public var inserts: [Insert] = []
+    /// Inserts held in columns, at most one per entity.
+    public var columnInserts: [ColumnInsert] = []
     public var updates: [Update] = []
     public var deletes: [Delete] = []
     /// Who made the change (`ModelContext.author`), kept for history.
@@ -47,7 +69,7 @@ public struct ChangeSet: Sendable {
 
     public init() {}
 
-    public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty }
+    public var isEmpty: Bool { inserts.isEmpty && columnInserts.isEmpty && updates.isEmpty && deletes.isEmpty }
 }
 
 /// A row of some entity: the key the commit result uses for identifiers.

@@ -32,6 +32,13 @@ struct Segment: Sendable {
 
     var isFull: Bool { used == Table.segmentSize }
 
+    /// Moves every identifier of the segment by `delta` (its rows keep their order).
+    /// - Complexity: O(1) while identifiers are consecutive, else O(positions)
+    mutating func rebase(by delta: Int64) {
+        firstID += delta
+        if !ids.isEmpty { ids = ids.map { $0 + delta } }
+    }
+
     /// The identifier at the last used position.
     var lastID: Int64 { ids.last ?? (firstID + Int64(used) - 1) }
 

@@ -114,6 +114,14 @@ public struct Table: Sendable {
         }
     }
 
+    /// Calls `body` with the identifier of every live row, in order, reading no value.
+    /// - Complexity: O(rows)
+    public func forEachID(_ body: (RowID) throws -> Void) rethrows {
+        for segment in segments {
+            try Bitmap.forEachSet(segment.live) { try body(segment.id(at: $0)) }
+        }
+    }
+
     /// Identifiers of every live row, in order.
     /// - Complexity: O(rows)
     public var rowIDs: [RowID] {
@@ -262,7 +270,7 @@ public struct Table: Sendable {
     /// The highest identifier a position of the table holds (live or not), if any.
     var lastRawID: Int64? { segments.last?.lastID }
 
-    /// Appends a segment of live rows read whole (a document's column frame); its
+    /// Appends a segment read whole (a document's column frame, another table's); its
     /// identifiers must lie above `lastRawID`.
     /// - Complexity: O(1), amortized
     mutating func append(segment: Segment) {
@@ -272,6 +280,22 @@ public struct Table: Sendable {
         segments.append(segment)
         count += segment.liveCount
         nextRawID = max(nextRawID, segment.lastID + 1)
+    }
+
+    /// Appends the rows of `other` (same kinds), each under its identifier in `other`
+    /// moved up by `firstID − 1`: its segments are taken as they are, not copied, so a
+    /// million rows built elsewhere (a save's inserts kept in columns) join in
+    /// O(segments). Identifiers `other` skipped (rows it deleted) stay unused; none from
+    /// `firstID` to `firstID + other.nextRawID − 2` is handed out again.
+    /// - Complexity: O(segments of `other`) while its identifiers are consecutive
+    public mutating func append(rowsOf other: Table, firstID: Int64) {
+        precondition(other.kinds == kinds, "rows of other kinds")
+        precondition(firstID >= nextRawID, "rows must go above every identifier so far")
+        for var segment in other.segments where segment.liveCount > 0 {
+            segment.rebase(by: firstID - 1)
+            append(segment: segment)
+        }
+        reserveIdentifiers(below: firstID + other.nextRawID - 1)
     }
 
     /// Puts a row under an identifier below the last one that no position has: the
