@@ -78,6 +78,7 @@ import Testing
             var asColumns = ChangeSet()
             asColumns.columnInserts = [Self.columnInsert(rows, dropping: dropped, temporaryIDs: temporary)]
 
+            let storedBefore = byColumns.current.tables[0].count
             let rowResult = try byRows.commit(asRows)
             let columnResult = try byColumns.commit(asColumns)
             // (Compared outside `#expect`: describing rows with extreme dates traps in Foundation.)
@@ -95,6 +96,11 @@ import Testing
             Sample.check(byColumns.current, using: &rng)
             // Identifiers stay unique: the next insert goes above every one handed out.
             let last = columnResult.assigned.values.max()!
+            if count >= storedBefore {
+                // Taken whole: its first row starts a segment, where look-ups are arithmetic.
+                let first = columnResult.assigned.values.min()!
+                #expect((first.rawValue - 1) % Int64(Table.segmentSize) == 0)
+            }
             #expect(byColumns.current.tables[0].nextRawID > last.rawValue)
         }
     }

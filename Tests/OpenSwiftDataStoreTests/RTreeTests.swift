@@ -208,6 +208,36 @@ import Testing
         return (tree, table)
     }
 
+    /// A bulk insert, of rows or of a table's columns, gives the new version a tree
+    /// state of its own: a reader of the previous version that builds its tree later
+    /// does not build it into the new one.
+    @Test(arguments: [false, true])
+    func aBulkInsertSharesNoUnbuiltTreeWithTheVersionBefore(asColumns: Bool) throws {
+        let store = Store(schema: Self.schema)
+        var first = ChangeSet()
+        for i in 0..<10 { first.inserts.append(.init(entity: 0, temporaryID: RowID(Int64(-1 - i)), row: [.double(Double(i)), .int(0), .null])) }
+        _ = try store.commit(first)
+        let old = store.current
+        var bulk = ChangeSet()
+        let rows: [Row] = (0..<2_000).map { [.double(Double($0 % 50)), .int(Int64($0 % 40)), .null] }
+        let temporary = rows.indices.map { RowID(Int64(-1 - $0)) }
+        if asColumns {
+            var table = Table(entity: Self.schema.entities[0])
+            table.insert(contentsOf: rows)
+            bulk.columnInserts = [ChangeSet.ColumnInsert(entity: 0, table: table, temporaryIDs: temporary)]
+        } else {
+            for (k, row) in rows.enumerated() { bulk.inserts.append(.init(entity: 0, temporaryID: temporary[k], row: row)) }
+        }
+        _ = try store.commit(bulk)
+        let new = store.current
+        // The old version's tree is built after the commit.
+        #expect(Self.window(old, [-1, -1], [100, 100]).tree.count == 10)
+        let found = Self.window(new, [-1, -1], [100, 100])
+        #expect(found.tree.count == 2_010)
+        #expect(found.tree == found.table)
+        new._checkInvariants()
+    }
+
     @Test func commitsKeepABuiltTreeAndEarlierVersionsKeepTheirs() throws {
         let store = Store(schema: Self.schema)
         var random = SplitMix(seed: 21)

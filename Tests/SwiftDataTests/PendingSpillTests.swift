@@ -202,6 +202,34 @@ import Testing
         #expect(try context.fetchCount(FetchDescriptor<Parcel>()) == Self.count)
     }
 
+    /// A model whose to-many relationship its initializer set to empty is let go too,
+    /// and its row's relationship is the empty one the save writes.
+    @Test func modelsWithEmptyRelationshipsAreLetGoAndLinkLater() throws {
+        let context = ModelContext(container)
+        weak var first: Carrier?
+        for i in 0..<Self.count {
+            let carrier = Carrier(name: "C\(i)")
+            context.insert(carrier)
+            if i == 0 { first = carrier }
+        }
+        #expect(first == nil)
+        try context.save()
+        let reader = ModelContext(container)
+        let carriers = try reader.fetch(FetchDescriptor<Carrier>(sortBy: [SortDescriptor(\.name)]))
+        #expect(carriers.count == Self.count)
+        let allEmpty = carriers.allSatisfy { $0.parcels.isEmpty }
+        #expect(allEmpty)
+        let parcel = Parcel(code: "late", weight: 1)
+        reader.insert(parcel)
+        parcel.carrier = carriers[0]
+        try reader.save()
+        let again = ModelContext(container)
+        let name = carriers[0].name
+        let stored = try again.fetch(FetchDescriptor<Carrier>(predicate: #Predicate { $0.name == name }))
+        let codes = stored.first?.parcels.map { $0.code }
+        #expect(codes == ["late"])
+    }
+
     @Test func heldModelsStayTheSameObjects() throws {
         let context = ModelContext(container)
         var held: [Parcel] = []

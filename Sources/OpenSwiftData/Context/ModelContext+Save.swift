@@ -63,6 +63,7 @@ extension ModelContext {
                 modelEntities.insert(try container.entityIndex(of: model.modelBacking.layout.modelType))
                 rowInserts += 1
             }
+            for entity in modelEntities { rowInserts += registry.keptRows[entity]?.count ?? 0 }
         }
 
         var changes = ChangeSet()
@@ -117,8 +118,10 @@ extension ModelContext {
             throw error.apiError
         }
         let version = result.version ?? container.store.current
-        // `taken` holds them from here, in the order of `changes.inserts` (removed where
-        // one was deleted); those something else holds come back under permanent ids.
+        // `taken` holds them from here, in insertion order (removed where one was
+        // deleted): its models and the kept rows of `modelEntities` in the order of
+        // `changes.inserts`, the other kept rows in their entity's column insert.
+        // Models something else holds come back under permanent ids.
         let insertCount = registry.pendingCount
         var taken = registry.takePendingInserts()
         // Room for the models that are registered again is made when the first one

@@ -32,7 +32,16 @@ extension ModelContext {
             let backing = model.modelBacking
             let layout = backing.layout
             guard backing.context === self, !backing.isDeleted, !layout.hasRelationshipCountRules else { return nil }
-            for j in layout.relationships.indices where !(backing.resolvedModels(j)?.isEmpty ?? true) { return nil }
+            // Its row as the save writes it is `values` when each relationship slot already
+            // holds what its (empty or never read) models make (`row(of:)`, the general case).
+            var values = backing.values
+            let first = layout.attributes.count
+            for (j, relationship) in layout.relationships.enumerated() {
+                guard let related = backing.resolvedModels(j) else { continue }
+                guard related.isEmpty else { return nil }
+                let empty: Value = relationship.isToMany ? .references([]) : .null
+                if values[first + j] != empty { values[first + j] = empty }
+            }
             guard !layout.holdsStateOutsideBacking(model) else { return nil }
             if layout !== lastLayout {
                 guard let entity = try? container.entityIndex(of: layout.modelType) else { return nil }
@@ -40,7 +49,7 @@ extension ModelContext {
                 lastEntity = entity
             }
             let entity = lastEntity
-            let kept = registry.keep(row(of: backing), of: entity) { store.schema.entities[entity] }
+            let kept = registry.keep(values, of: entity) { store.schema.entities[entity] }
             let spilled = SpilledInsert(identifier: backing.identifier, layout: layout, entity: entity, row: kept)
             // It ends when the registry lets go: leaving the context first, its end
             // looks nothing up.

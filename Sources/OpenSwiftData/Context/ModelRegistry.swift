@@ -23,9 +23,10 @@ import OpenSwiftDataStore
 /// from that row, under the same identifier.
 ///
 /// Only `retained`, `pending` and `probe` (while `spillUnheld` looks at an insert)
-/// hold references, so mutating `unretained` never ends a model, and the `forget` a model's end triggers (while those change) touches
-/// `unretained` only: no access overlaps another, and the two skip dynamic exclusivity checks
-/// (two `swift_beginAccess` calls, about 160 instructions, per model that ends).
+/// hold references, so mutating `unretained` never ends a model, and the `forget` a
+/// model's end triggers (while those change) touches `unretained` only: no access
+/// overlaps another, and the two skip dynamic exclusivity checks (two
+/// `swift_beginAccess` calls, about 160 instructions, per model that ends).
 final class ModelRegistry {
     /// A saved, unchanged model, unretained; `backing` tells its entry from a newer
     /// model's entry under the same identifier.

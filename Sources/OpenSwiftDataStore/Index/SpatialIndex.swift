@@ -124,6 +124,10 @@ public struct SpatialIndex: Sendable {
         state = State(tree: nil)
     }
 
+    /// Gives this copy a state of its own, built or not, as a commit that changes the
+    /// entity's rows without `add` or `remove` must (a bulk insert): see `ownTree`.
+    mutating func detach() { _ = ownTree() }
+
     /// Gives this copy a state of its own (so a reader building an earlier version's
     /// tree never builds it into this one, whose rows differ), and says whether it
     /// holds a built tree to change. Unbuilt, there is nothing to change: the first

@@ -67,8 +67,9 @@ public final class Store: Sendable {
 
     /// Applies `changes` atomically and publishes the result as a new version.
     ///
-    /// Order: deletes, then inserts (an insert whose unique key exists updates that
-    /// row instead: an upsert), then updates (a unique key clash throws), then every
+    /// Order: deletes, then inserts held in columns (`ChangeSet.ColumnInsert`, stored in
+    /// bulk or as rows ahead of the others), then inserts (an insert whose unique key
+    /// exists updates that row instead: an upsert), then updates (a unique key clash throws), then every
     /// reference to a temporary row is rewritten to its permanent identifier.
     /// With a document, the commit is appended to its journal (and synced as its
     /// durability says) before it is published. When it throws, nothing is published.
@@ -261,9 +262,10 @@ public final class Store: Sendable {
         var changes = changes
         if !changes.columnInserts.isEmpty {
             var asRows: [ChangeSet.Insert] = []
+            var taken = Set<Int>()
             for insert in changes.columnInserts {
                 let rows = StoreVersion.BulkRows(storage: .table(insert.table))
-                if !changes.inserts.contains(where: { $0.entity == insert.entity }),
+                if taken.insert(insert.entity).inserted, !changes.inserts.contains(where: { $0.entity == insert.entity }),
                    let plan = version.bulkInsert(of: rows, into: insert.entity) {
                     version.storeRows(of: plan, into: insert.entity)
                     var k = 0

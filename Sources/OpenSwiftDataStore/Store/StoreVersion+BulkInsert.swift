@@ -79,7 +79,14 @@ extension StoreVersion {
     /// - Complexity: O(k log k + k log n) for k rows and n stored ones
     func bulkInsert(of rows: BulkRows, into entity: Int) -> BulkInsert? {
         guard rows.count >= Self.bulkInsertMinimum, rows.count >= tables[entity].count else { return nil }
-        let firstID = tables[entity].nextRawID
+        var firstID = tables[entity].nextRawID
+        if case .table = rows.storage {
+            // Taken whole, the table's segments start at a segment boundary, where
+            // looking an identifier up finds its segment by arithmetic (`Table.locate`);
+            // the identifiers skipped are never used.
+            let size = Int64(Table.segmentSize)
+            firstID = (firstID - 1 + size - 1) / size * size + 1
+        }
         var unique: [Int: OrderedIndex.Pending] = [:]
         for i in Set(uniqueTrees[entity]) {
             let index = orderedIndexes[entity][i]
@@ -102,7 +109,11 @@ extension StoreVersion {
         case let .table(table):
             tables[entity].append(rowsOf: table, firstID: plan.firstID)
         }
-        for i in spatialIndexes[entity].indices where spatialIndexes[entity][i].isBuilt {
+        for i in spatialIndexes[entity].indices {
+            // Its own state first, built or not: a reader of the previous version that
+            // builds that version's tree must not build it into this one.
+            spatialIndexes[entity][i].detach()
+            guard spatialIndexes[entity][i].isBuilt else { continue }
             plan.rows.forEachRow { offset, row in spatialIndexes[entity][i].add(row, at: RowID(plan.firstID + offset)) }
         }
     }

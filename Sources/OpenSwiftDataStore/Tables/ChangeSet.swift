@@ -41,12 +41,14 @@ public struct ChangeSet: Sendable {
     ///
     /// The table's rows are inserted in identifier order, the `k`-th live one under
     /// temporary identifier `temporaryIDs[k]`. A commit that can store them in bulk
-    /// (`StoreVersion.bulkInsert`) takes the table's segments whole; otherwise they are
-    /// inserted as `inserts` are, before those, upserts included.
+    /// (`StoreVersion.bulkInsert`) takes the table's segments whole, their values as
+    /// they are: they must hold no reference to a temporary row (a context's kept
+    /// inserts hold no related models). Otherwise, or for a second one of the same
+    /// entity, they are inserted as `inserts` are, before those, upserts included.
     public struct ColumnInsert: Sendable {
-        public var entity: Int
-        public var table: Table
-        public var temporaryIDs: [RowID]
+        public let entity: Int
+        public let table: Table
+        public let temporaryIDs: [RowID]
         public init(entity: Int, table: Table, temporaryIDs: [RowID]) {
             precondition(table.count == temporaryIDs.count, "a temporary identifier per row")
             self.entity = entity
@@ -56,7 +58,7 @@ public struct ChangeSet: Sendable {
     }
 
     public var inserts: [Insert] = []
-    /// Inserts held in columns, at most one per entity.
+    /// Inserts held in columns (one per entity is stored in bulk).
     public var columnInserts: [ColumnInsert] = []
     public var updates: [Update] = []
     public var deletes: [Delete] = []

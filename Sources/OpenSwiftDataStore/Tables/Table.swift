@@ -12,8 +12,8 @@ public typealias Row = [Value]
 /// identifiers are kept apart from positions: each segment records its first
 /// identifier and, only when its identifiers are not consecutive, all of them. So a
 /// table costs O(rows) whatever its identifiers (a row saved under 2³² is one row),
-/// and looking an identifier up is O(1) while identifiers stay dense, O(log rows)
-/// when they do not.
+/// and looking an identifier up is O(1) while each segment starts at its boundary
+/// (identifiers dense, or rows taken whole at a boundary), O(log segments) otherwise.
 ///
 /// A published store version shares every buffer with the next one except those a
 /// commit writes: an update copies the touched columns of one segment, a delete one
@@ -285,7 +285,8 @@ public struct Table: Sendable {
     /// Appends the rows of `other` (same kinds), each under its identifier in `other`
     /// moved up by `firstID − 1`: its segments are taken as they are, not copied, so a
     /// million rows built elsewhere (a save's inserts kept in columns) join in
-    /// O(segments). Identifiers `other` skipped (rows it deleted) stay unused; none from
+    /// O(segments). (A `firstID` past a segment boundary keeps look-ups by
+    /// identifier O(1); `StoreVersion.bulkInsert` picks one.) Identifiers `other` skipped (rows it deleted) stay unused; none from
     /// `firstID` to `firstID + other.nextRawID − 2` is handed out again.
     /// - Complexity: O(segments of `other`) while its identifiers are consecutive
     public mutating func append(rowsOf other: Table, firstID: Int64) {
