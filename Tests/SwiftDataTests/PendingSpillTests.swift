@@ -132,6 +132,38 @@ import Testing
         #expect(zip(heavy, again).allSatisfy { $0 === $1 })
     }
 
+    /// An import that looks each key up before inserting it: the look-ups see every
+    /// earlier insert, kept as a row or not, and the save stores each key once.
+    @Test func lookingKeysUpBeforeEachInsertSeesEveryEarlierInsert() throws {
+        let context = ModelContext(container)
+        var found = 0
+        let count = 1_400
+        for i in 0..<count {
+            // Every tenth key is one inserted five before.
+            let key = Self.code(i % 10 == 9 ? i - 5 : i)
+            var lookup = FetchDescriptor<Parcel>(predicate: #Predicate { $0.code == key })
+            lookup.fetchLimit = 1
+            if let existing = try context.fetch(lookup).first {
+                existing.weight += 1
+                found += 1
+            } else {
+                context.insert(Parcel(code: key, weight: 0))
+            }
+        }
+        #expect(found == count / 10)
+        // Early keys, whose inserts are kept as rows by now, are found too, with their values.
+        for i in stride(from: 0, to: 1_000, by: 100) {
+            let key = Self.code(i)
+            let hits = try context.fetch(FetchDescriptor<Parcel>(predicate: #Predicate { $0.code == key }))
+            #expect(hits.map(\.code) == [key])
+        }
+        try context.save()
+        let reader = ModelContext(container)
+        #expect(try reader.fetchCount(FetchDescriptor<Parcel>()) == count - count / 10)
+        let bumped = try reader.fetch(FetchDescriptor<Parcel>(predicate: #Predicate { $0.weight > 0 }))
+        #expect(bumped.count == count / 10)
+    }
+
     @Test func insertedModelsArrayListsEveryInsertInOrder() throws {
         let context = ModelContext(container)
         let (ids, _) = insertUnheld(into: context)

@@ -189,10 +189,26 @@ struct FetchQuery<T: PersistentModel> {
         context.changed.isEmpty ? [] : context.changed.compactMap { context.registry[$0] as? T }
     }
 
-    /// Unsaved inserts of this entity, when the fetch includes pending changes.
+    /// Unsaved inserts of this entity, when the fetch includes pending changes. Those
+    /// kept as rows (`ModelRegistry`) are made again only when their row may pass the
+    /// compiled predicate: an import that looks a key up before each insert would
+    /// otherwise make every kept insert again at its first look-up. (The models go
+    /// through `Predicate.evaluate` as every unsaved one does; a row the engine cannot
+    /// test is made again.)
     var pendingModels: [AnyObject] {
-        includePendingChanges && context.registry.hasPendingInserts
-            ? context.registry.pendingInserts(of: T.self) : []
+        guard includePendingChanges && context.registry.hasPendingInserts else { return [] }
+        return context.registry.pendingInserts(of: T.self, keptPassing: keptRowTest())
+    }
+
+    /// The test a kept insert's row goes through before its model is made again; nil
+    /// to make them all (no predicate, or one the engine cannot run).
+    private func keptRowTest() -> ((Row, RowID) -> Bool)? {
+        guard case let .native(compiled) = filter else { return nil }
+        let expression = compiled.predicate.expression
+        if let test = RowTest(expression) { return { row, _ in test(row) } }
+        var evaluator = RowEvaluator(version: version)
+        if expression.traversesRelationships { evaluator.overlay = context.pendingRows() }
+        return { row, id in (try? evaluator.test(expression, row: row, id: id)) ?? true }
     }
 
     /// Whether models of this entity have unsaved changes, or are unsaved inserts the

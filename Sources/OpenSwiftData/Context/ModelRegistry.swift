@@ -173,16 +173,19 @@ final class ModelRegistry {
         return models
     }
 
-    /// The pending inserts that are a `T` (a model class), in insertion order (spilled
-    /// ones of that class or a subclass made again).
+    /// The pending inserts that are a `T` (a model class), in insertion order: spilled
+    /// ones of that class or a subclass made again, those whose row `keptPassing`
+    /// rejects (given the row and its temporary row) excepted.
     /// - Complexity: O(pending inserts, including removed ones)
-    func pendingInserts<T>(of type: T.Type) -> [T] {
+    func pendingInserts<T>(of type: T.Type, keptPassing test: ((Row, RowID) -> Bool)? = nil) -> [T] {
         var models: [T] = []
         for position in pending.indices {
             switch pending[position] {
             case let .model(model): if let model = model as? T { models.append(model) }
             case let .spilled(spilled):
-                if spilled.layout.modelType is T.Type, let model = pendingModel(at: position) as? T { models.append(model) }
+                guard spilled.layout.modelType is T.Type else { continue }
+                if let test, let row = row(of: spilled), !test(row, RowID(spilled.identifier.id.key)) { continue }
+                if let model = pendingModel(at: position) as? T { models.append(model) }
             case .removed: break
             }
         }

@@ -168,7 +168,10 @@ struct Column: Sendable {
     /// buffer `kind` names; a value of another kind (or nil) through `append(_:)`,
     /// after which the rest go that way if it changed the column's kind.
     mutating func append(_ rows: ArraySlice<Row>, slot: Int) {
-        reserve(count + rows.count)
+        // A batch of some size (a look's kept inserts, a commit's bulk insert) reserves
+        // the whole segment: batches of 1,024 reserving what each needed copied every
+        // column one and a half times over while a segment filled.
+        reserve(rows.count >= 256 ? max(count + rows.count, Table.segmentSize) : count + rows.count)
         let kind = self.kind
         var i = rows.startIndex
         while i < rows.endIndex {
