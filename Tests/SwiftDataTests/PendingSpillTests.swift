@@ -117,6 +117,22 @@ import Testing
         #expect(try reader.fetchCount(FetchDescriptor<Parcel>()) == Self.count)
     }
 
+    /// Predicates on the identifiers of inserts the app let go find them (their rows
+    /// are tested under their temporary identifiers).
+    @Test func letGoInsertsAreFoundByTheirIdentifiersInPredicates() throws {
+        let context = ModelContext(container)
+        let (ids, watched) = insertUnheld(into: context)
+        #expect(watched[5].model == nil)
+        let id = ids[5]
+        let one = FetchDescriptor<Parcel>(predicate: #Predicate { $0.persistentModelID == id })
+        #expect(try context.fetch(one).map(\.code) == [Self.code(5)])
+        #expect(try context.fetchCount(one) == 1)
+        #expect(try context.fetchIdentifiers(one) == [id])
+        let some = Array(ids[100..<110])
+        let many = FetchDescriptor<Parcel>(predicate: #Predicate { some.contains($0.persistentModelID) })
+        #expect(try context.fetchCount(many) == 10)
+    }
+
     @Test func fetchesThatIncludePendingChangesSeeLetGoInserts() throws {
         let context = ModelContext(container)
         _ = insertUnheld(into: context)

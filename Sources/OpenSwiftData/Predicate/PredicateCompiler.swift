@@ -142,12 +142,15 @@ struct PredicateCompiler {
     }
 
     /// A captured identifier (or collection of them) for comparing with the rows of
-    /// `entity`: a saved model's row; for an identifier of another entity or store,
-    /// or of an unsaved model, row 0, which no stored row has.
+    /// `entity`: a saved model's row; an unsaved model's temporary row (negative: no
+    /// stored row has it, but a pending insert kept as a row is tested under it, and
+    /// temporary keys are unique in the process); for an identifier of another entity
+    /// or store, row 0, which no row has.
     func identifierValue(of value: Any, entity: Int) -> Value {
         let name = layout(of: entity).name
         func row(_ id: PersistentIdentifier) -> Value {
-            guard !id.isTemporary, id.storeIdentifier == container.storeIdentifier, id.entityName == name else {
+            if id.isTemporary { return .reference(RowID(id.id.key)) }
+            guard id.storeIdentifier == container.storeIdentifier, id.entityName == name else {
                 return .reference(RowID(0))
             }
             return .reference(RowID(id.id.key))

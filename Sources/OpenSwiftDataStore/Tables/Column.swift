@@ -171,7 +171,9 @@ struct Column: Sendable {
         // A batch of some size (a look's kept inserts, a commit's bulk insert) reserves
         // the whole segment: batches of 1,024 reserving what each needed copied every
         // column one and a half times over while a segment filled.
-        reserve(rows.count >= 256 ? max(count + rows.count, Table.segmentSize) : count + rows.count)
+        // (A small one lets the buffers grow as arrays do: reserving exactly what each
+        // needs copied the column every time.)
+        if rows.count >= 256 { reserve(max(count + rows.count, Table.segmentSize)) }
         let kind = self.kind
         var i = rows.startIndex
         while i < rows.endIndex {
