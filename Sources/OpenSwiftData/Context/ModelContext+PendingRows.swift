@@ -46,7 +46,7 @@ extension ModelContext {
         for id in changed { if let model = registry[id] { add(model) } }
         registry.forEachPendingInsert(add) { spilled in
             guard let row = registry.row(of: spilled) else { return }
-            overlay[EntityRow(entity: spilled.entity, id: RowID(spilled.identifier.id.key))] = .some(row)
+            overlay[EntityRow(entity: spilled.entity, id: spilled.temporaryRow)] = .some(row)
         }
         return overlay
     }

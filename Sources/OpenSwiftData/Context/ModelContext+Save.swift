@@ -73,25 +73,25 @@ extension ModelContext {
         // change set's): at the peak of a large save, lists grown by doubling held
         // about 100 bytes per insert beyond what they need.
         changes.inserts.reserveCapacity(rowInserts)
-        var columnIDs: [Int: [RowID]] = [:]
+        var columnIDs: [Int: EntityRows] = [:]
         // In insertion order, without a registry look-up each (see `ModelRegistry.pending`).
         try registry.forEachPendingInsert { model in
             let backing = model.modelBacking
             let entity = try container.entityIndex(of: backing.layout.modelType)
             changes.inserts.append(.init(entity: entity, temporaryID: RowID(backing.identifier.id.key), row: row(of: backing)))
         } spilled: { spilled in
-            let temporaryID = RowID(spilled.identifier.id.key)
+            let temporaryID = spilled.temporaryRow
             if modelEntities.contains(spilled.entity) {
                 guard let row = registry.row(of: spilled) else { preconditionFailure("a kept insert lost its row") }
                 changes.inserts.append(.init(entity: spilled.entity, temporaryID: temporaryID, row: row))
             } else {
-                columnIDs[spilled.entity, default: []].append(temporaryID)
+                columnIDs[spilled.entity, default: EntityRows()].append(EntityRow(entity: spilled.entity, id: temporaryID))
             }
         }
         for (entity, ids) in columnIDs.sorted(by: { $0.key < $1.key }) {
             // (The registry's copy shares the table's buffers, and goes after the commit.)
             guard let table = registry.keptRows[entity] else { preconditionFailure("kept inserts without their table") }
-            changes.columnInserts.append(.init(entity: entity, table: table, temporaryIDs: ids))
+            changes.columnInserts.append(.init(entity: entity, table: table, temporaryRows: ids))
         }
         var changedModels: [(Int, any PersistentModel)] = []
         for id in changed.sorted() {
@@ -143,7 +143,7 @@ extension ModelContext {
                 if modelEntities.contains(spilled.entity), inserts.next() == nil {
                     preconditionFailure("a pending insert was registered while its save committed")
                 }
-                let temporary = EntityRow(entity: spilled.entity, id: RowID(spilled.identifier.id.key))
+                let temporary = EntityRow(entity: spilled.entity, id: spilled.temporaryRow)
                 guard let rowID = result.assigned[temporary] else { continue }
                 let permanent = identifier(entity: spilled.entity, row: rowID)
                 if result.upserted.contains(temporary) {

@@ -49,8 +49,14 @@ extension ModelContext {
                 lastEntity = entity
             }
             let entity = lastEntity
+            let identifier = backing.identifier
+            // (An identifier made under another layout, before a hierarchy's adopted the
+            // model, stays with its model.)
+            guard identifier.id.scope === layout.temporaryScope else { return nil }
             let kept = registry.keep(values, of: entity) { store.schema.entities[entity] }
-            let spilled = SpilledInsert(identifier: backing.identifier, layout: layout, entity: entity, row: kept)
+            guard let spilled = SpilledInsert(identifier: identifier, layout: layout, entity: entity, row: kept) else {
+                preconditionFailure("a kept row past the record's range")
+            }
             // It ends when the registry lets go: leaving the context first, its end
             // looks nothing up.
             backing.context = nil

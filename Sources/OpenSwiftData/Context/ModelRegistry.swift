@@ -184,7 +184,7 @@ final class ModelRegistry {
             case let .model(model): if let model = model as? T { models.append(model) }
             case let .spilled(spilled):
                 guard spilled.layout.modelType is T.Type else { continue }
-                if let test, let row = row(of: spilled), !test(row, RowID(spilled.identifier.id.key)) { continue }
+                if let test, let row = row(of: spilled), !test(row, spilled.temporaryRow) { continue }
                 if let model = pendingModel(at: position) as? T { models.append(model) }
             case .removed: break
             }
@@ -460,20 +460,42 @@ struct RegistryKey: Hashable {
 
 /// A pending insert whose model nothing held any more (`ModelRegistry.spillUnheld`):
 /// where its row is, and what makes its model again.
+///
+/// 24 bytes, so a pending slot is too: a million slots of 40 bytes, grown by doubling,
+/// were the largest part of a large import's peak after its rows. The identifier is
+/// its key and its layout's temporary scope (`init` returns nil for another scope).
 struct SpilledInsert {
-    let identifier: PersistentIdentifier
     /// The layout the model had (its hierarchy's, in a container with one).
     let layout: EntityLayout
+    /// The key of its temporary identifier, in `layout.temporaryScope`.
+    private let key: Int64
+    private let entityIndex: Int32
+    private let rowIndex: UInt32
+
+    /// The insert of `identifier`, when it is in `layout`'s temporary scope and `entity`
+    /// and `row` fit the record.
+    init?(identifier: PersistentIdentifier, layout: EntityLayout, entity: Int, row: RowID) {
+        guard identifier.id.scope === layout.temporaryScope, let entityIndex = Int32(exactly: entity),
+              let rowIndex = UInt32(exactly: row.rawValue) else { return nil }
+        self.layout = layout
+        key = identifier.id.key
+        self.entityIndex = entityIndex
+        self.rowIndex = rowIndex
+    }
+
+    var identifier: PersistentIdentifier { PersistentIdentifier(scope: layout.temporaryScope, key: key) }
     /// Its entity in the container's schema, whose table of kept rows
     /// (`ModelRegistry.keptRows`) holds its row under `row`.
-    let entity: Int
-    let row: RowID
+    var entity: Int { Int(entityIndex) }
+    var row: RowID { RowID(Int64(rowIndex)) }
+    /// Its temporary row: the key of its identifier.
+    var temporaryRow: RowID { RowID(key) }
 
     /// The model again, over `row`, registered with `context` by the caller: a pending
     /// insert, with no saved row.
     func makeModel(over row: Row, in context: ModelContext) -> any PersistentModel {
         let model = layout.maker.make(
-            identifier: identifier, layout: layout, row: row, table: Self.noTable, id: RowID(identifier.id.key),
+            identifier: identifier, layout: layout, row: row, table: Self.noTable, id: temporaryRow,
             generation: 0, context: context, registering: false)
         model.modelBacking.committed = nil
         return model

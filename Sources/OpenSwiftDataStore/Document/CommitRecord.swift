@@ -27,7 +27,7 @@ public struct CommitRecord: Sendable {
     /// The record of the commit that turned `old` into `new`, writing `written`
     /// and deleting `deleted`.
     init(
-        from old: StoreVersion, to new: StoreVersion, written: [EntityRow], deleted: [EntityRow], author: String?,
+        from old: StoreVersion, to new: StoreVersion, written: EntityRows, deleted: [EntityRow], author: String?,
         timestamp: Date = Date(), transaction: StoredTransaction? = nil
     ) {
         generation = new.generation

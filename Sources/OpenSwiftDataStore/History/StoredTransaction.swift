@@ -50,7 +50,7 @@ extension StoredTransaction {
     /// `preserved` lists, per entity, the slots a tombstone keeps.
     /// - Complexity: O(inserted + deleted + updated rows × slots)
     static func recording(
-        from old: StoreVersion, to new: StoreVersion, inserted: [EntityRow], written: [EntityRow], deleted: [EntityRow],
+        from old: StoreVersion, to new: StoreVersion, inserted: EntityRows, written: EntityRows, deleted: [EntityRow],
         author: String?, preserved: [[Int]], timestamp: Date
     ) -> StoredTransaction? {
         var changes: [StoredChange] = []
@@ -64,21 +64,33 @@ extension StoredTransaction {
         }
         // Inserts as runs of consecutive identifiers.
         var run: (entity: Int, first: RowID, count: Int)?
-        for row in inserted {
-            if let r = run, r.entity == row.entity, r.first.rawValue + Int64(r.count) == row.id.rawValue {
-                run!.count += 1
-                continue
+        inserted.forEachRun { entity, first, count, step in
+            // (A run counting up is taken whole.)
+            let (length, pieces) = step > 0 ? (Int64(count), 1) : (1, Int64(count))
+            for k in 0..<pieces {
+                let id = first + k * step
+                if let r = run, r.entity == entity, r.first.rawValue + Int64(r.count) == id {
+                    run!.count += Int(length)
+                    continue
+                }
+                if let r = run { changes.append(.inserted(entity: r.entity, first: r.first, count: r.count)) }
+                run = (entity, RowID(id), Int(length))
             }
-            if let r = run { changes.append(.inserted(entity: r.entity, first: r.first, count: r.count)) }
-            run = (row.entity, row.id, 1)
         }
         if let r = run { changes.append(.inserted(entity: r.entity, first: r.first, count: r.count)) }
-        // Updates: written rows that existed before, once each.
+        // Updates: written rows that existed before, once each. (A run of rows `old` did
+        // not reach, as a bulk insert's, is passed over whole.)
         var seen = Set<EntityRow>()
-        for row in written where old.tables[row.entity].contains(row.id) && seen.insert(row).inserted {
-            guard let before = old.row(row.id, of: row.entity), let after = new.row(row.id, of: row.entity) else { continue }
-            let slots = before.indices.filter { before[$0] != after[$0] }
-            if !slots.isEmpty { changes.append(.updated(entity: row.entity, id: row.id, slots: slots)) }
+        written.forEachRun { entity, first, count, step in
+            let last = first + Int64(count - 1) * step
+            if min(first, last) >= old.tables[entity].nextRawID { return }
+            for k in 0..<Int64(count) {
+                let row = EntityRow(entity: entity, id: RowID(first + k * step))
+                guard old.tables[entity].contains(row.id), seen.insert(row).inserted,
+                      let before = old.row(row.id, of: entity), let after = new.row(row.id, of: entity) else { continue }
+                let slots = before.indices.filter { before[$0] != after[$0] }
+                if !slots.isEmpty { changes.append(.updated(entity: entity, id: row.id, slots: slots)) }
+            }
         }
         guard !changes.isEmpty else { return nil }
         return StoredTransaction(generation: new.generation, timestamp: timestamp, author: author, changes: changes)

@@ -240,18 +240,13 @@ public final class Store: Sendable {
             }
         }
 
-        // Sized up front: growing these by doubling would hold both buffers at once
-        // at the peak of a large save.
-        let insertCount = changes.inserts.count + changes.columnInserts.reduce(0) { $0 + $1.table.count }
+        // (Runs of rows: a bulk insert's are a handful, however many rows it holds.)
         var assigned = AssignedRows()
-        assigned.reserveCapacity(insertCount)
         var upserted: Set<EntityRow> = []
         var replacedRows: [EntityRow: Row] = [:]
-        var inserted: [EntityRow] = []
-        inserted.reserveCapacity(insertCount)
+        var inserted = EntityRows()
         var updated: [EntityRow] = []
-        var written: [EntityRow] = []
-        written.reserveCapacity(insertCount + changes.updates.count)
+        var written = EntityRows()
         // The written rows that refer to rows inserted by this commit (temporary ids),
         // resolved once every insert has its row: most inserts refer to none, and
         // reading every written row back to find out cost a row copy each.
@@ -268,20 +263,18 @@ public final class Store: Sendable {
                 if taken.insert(insert.entity).inserted, !changes.inserts.contains(where: { $0.entity == insert.entity }),
                    let plan = version.bulkInsert(of: rows, into: insert.entity) {
                     version.storeRows(of: plan, into: insert.entity)
-                    var k = 0
+                    var temporaries = insert.temporaryRows.makeIterator()
                     insert.table.forEachID { id in
-                        let row = RowID(plan.firstID + id.rawValue - 1)
-                        assigned.append(EntityRow(entity: insert.entity, id: insert.temporaryIDs[k]), row)
-                        inserted.append(EntityRow(entity: insert.entity, id: row))
-                        written.append(EntityRow(entity: insert.entity, id: row))
-                        k += 1
+                        let row = EntityRow(entity: insert.entity, id: RowID(plan.firstID + id.rawValue - 1))
+                        assigned.append(temporaries.next()!, row.id)
+                        inserted.append(row)
+                        written.append(row)
                     }
                     version.finishBulkInsert(into: insert.entity, plan: plan)
                 } else {
-                    var k = 0
+                    var temporaries = insert.temporaryRows.makeIterator()
                     insert.table.forEach { _, row in
-                        asRows.append(.init(entity: insert.entity, temporaryID: insert.temporaryIDs[k], row: row))
-                        k += 1
+                        asRows.append(.init(entity: insert.entity, temporaryID: temporaries.next()!.id, row: row))
                     }
                 }
             }
@@ -378,7 +371,7 @@ public final class Store: Sendable {
     /// the inserted ones where set, else the stored ones. Rows that a replaced
     /// relationship no longer reaches drop their inverse reference to the row.
     private static func mergeUpsert(
-        _ row: Row, onto id: RowID, of entity: Int, in version: inout StoreVersion, written: inout [EntityRow]
+        _ row: Row, onto id: RowID, of entity: Int, in version: inout StoreVersion, written: inout EntityRows
     ) -> Row {
         guard let old = version.row(id, of: entity) else { return row }
         let description = version.schema.entities[entity]

@@ -40,7 +40,7 @@ public struct ChangeSet: Sendable {
     /// million of which take a third of the memory as `Row`s.
     ///
     /// The table's rows are inserted in identifier order, the `k`-th live one under
-    /// temporary identifier `temporaryIDs[k]`. A commit that can store them in bulk
+    /// the `k`-th temporary row of `temporaryRows` (rows of `entity`). A commit that can store them in bulk
     /// (`StoreVersion.bulkInsert`) takes the table's segments whole, their values as
     /// they are: they must hold no reference to a temporary row (a context's kept
     /// inserts hold no related models). Otherwise, or for a second one of the same
@@ -48,12 +48,17 @@ public struct ChangeSet: Sendable {
     public struct ColumnInsert: Sendable {
         public let entity: Int
         public let table: Table
-        public let temporaryIDs: [RowID]
-        public init(entity: Int, table: Table, temporaryIDs: [RowID]) {
-            precondition(table.count == temporaryIDs.count, "a temporary identifier per row")
+        public let temporaryRows: EntityRows
+        public init(entity: Int, table: Table, temporaryRows: EntityRows) {
+            precondition(table.count == temporaryRows.count, "a temporary identifier per row")
+            precondition(temporaryRows.runs.allSatisfy { Int($0.entity) == entity }, "temporary rows of the insert's entity")
             self.entity = entity
             self.table = table
-            self.temporaryIDs = temporaryIDs
+            self.temporaryRows = temporaryRows
+        }
+
+        public init(entity: Int, table: Table, temporaryIDs: [RowID]) {
+            self.init(entity: entity, table: table, temporaryRows: EntityRows(entity: entity, ids: temporaryIDs))
         }
     }
 
@@ -95,12 +100,12 @@ public struct CommitResult: Sendable {
     /// The stored row each upsert replaced, by temporary row, when the change set
     /// asked for them (`ChangeSet.keepsReplacedRows`).
     public var replacedRows: [EntityRow: Row] = [:]
-    public var inserted: [EntityRow]
+    public var inserted: EntityRows
     public var updated: [EntityRow]
     public var deleted: [EntityRow]
     /// Every row the commit wrote, including the inverse references an upsert
     /// dropped from rows it did not insert or update: what the journal records.
-    public var written: [EntityRow]
+    public var written: EntityRows
     /// The version the commit published (later commits may have published others
     /// since): what the committed models' values are read from.
     public var version: StoreVersion?
