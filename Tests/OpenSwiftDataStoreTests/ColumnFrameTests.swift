@@ -123,6 +123,29 @@ import Testing
         #expect(contents.blobNames.count == largePhotos)
     }
 
+    /// Frames of to-many lists that are all empty, or all but one, read back the same
+    /// rows (a column of empty lists holds none in memory).
+    @Test func emptyToManyListsRoundTrip() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("lists.store")
+        let store = try DocumentFixture.openStore(path)
+        var changes = ChangeSet()
+        let item = RowID(-Int64(6_000))
+        for b in 0..<5_000 {
+            let members: [RowID] = b == 4_321 ? [item] : []
+            changes.inserts.append(.init(entity: 1, temporaryID: RowID(-Int64(b + 1)), row: [.string("box-\(b)"), .references(members)]))
+        }
+        changes.inserts.append(.init(entity: 0, temporaryID: item, row: DocumentFixture.item(1, box: RowID(-4_322), photoSize: 0)))
+        _ = try store.commit(changes)
+        try store.compact()
+        let contents = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        contents.version._checkInvariants()
+        #expect(DocumentFixture.rows(of: contents.version) == DocumentFixture.rows(of: store.current))
+        let lists = contents.version.tables[1].rowIDs.compactMap { contents.version.row($0, of: 1)?[1] }
+        #expect(lists.filter { $0 != .references([]) }.count == 1)
+    }
+
     /// A value of another kind than the attribute's (as an import can store) turns
     /// its column into one of values; the frame stores values for it and reads
     /// back the same value, not one converted to the attribute's kind.

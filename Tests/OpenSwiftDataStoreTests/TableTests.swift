@@ -37,6 +37,37 @@ import Testing
         #expect(table.row(ids.last!, reading: [1]) == [.null, .string("s\(Table.segmentSize + 9)")])
     }
 
+    /// A to-many column whose lists are all empty holds none (`Column.lists`); the
+    /// first list that is not empty, set or appended, makes them whole, and every
+    /// position reads back what was put there.
+    @Test func toManyListsReadBackWhetherHeldOrNot() {
+        var table = Table(kinds: [.int, .references])
+        var expected: [Row] = []
+        for i in 0..<(Table.segmentSize + 100) {
+            expected.append([.int(Int64(i)), .references([])])
+        }
+        let first = table.insert(contentsOf: expected)
+        table._checkInvariants()
+        let ids = (0..<Int64(expected.count)).map { RowID(first.rawValue + $0) }
+        #expect(table[ids[17]] == [.int(17), .references([])])
+        // A list set in the first segment, one appended to the second, one made nil.
+        table.update(ids[100], to: [.int(100), .references([RowID(7), RowID(3)])])
+        expected[100][1] = .references([RowID(7), RowID(3)])
+        table.update(ids[101], to: [.int(101), .null])
+        expected[101][1] = .null
+        let last = table.insert([.int(-1), .references([RowID(9)])])
+        table._checkInvariants()
+        for (k, id) in ids.enumerated() where k % 37 == 0 || (99...102).contains(k) { #expect(table[id] == expected[k]) }
+        #expect(table[last] == [.int(-1), .references([RowID(9)])])
+        // Back to empty: still read as empty lists.
+        table.update(ids[100], to: [.int(100), .references([])])
+        #expect(table[ids[100]] == [.int(100), .references([])])
+        var copy = table
+        copy.update(ids[5], to: [.int(5), .references([RowID(1)])])
+        #expect(table[ids[5]] == [.int(5), .references([])], "a copy's write leaves the original as it was")
+        copy._checkInvariants()
+    }
+
     @Test func copiesShareUntouchedRowsAndDivergeOnWrite() {
         var original = Table(kinds: [.int])
         let ids = (0..<3000).map { original.insert([.int(Int64($0))]) }

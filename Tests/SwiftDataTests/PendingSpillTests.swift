@@ -345,7 +345,7 @@ import Testing
         #expect(stored.parcels.map(\.code) == [Self.code(1)])
     }
 
-    @Test func withAnUndoManagerInsertsAreKeptSoTheyCanBeUndone() throws {
+    @Test func withAnUndoManagerInsertsStayModelsAndAreSaved() throws {
         let context = ModelContext(container)
         context.undoManager = UndoManager()
         let (ids, watched) = insertUnheld(into: context)
@@ -353,6 +353,93 @@ import Testing
         #expect(context.model(for: ids[0]) === watched[0].model)
         try context.save()
         #expect(try ModelContext(container).fetchCount(FetchDescriptor<Parcel>()) == Self.count)
+    }
+
+    /// Inserts let go one after another are kept as runs (`KeptRun`); deleting some and
+    /// making others models again inside those runs leaves the rest as they were, in
+    /// insertion order.
+    @Test func deletingAndFindingInsertsInsideRunsKeepsTheRestInOrder() throws {
+        let context = ModelContext(container)
+        let (ids, _) = insertUnheld(into: context)
+        var weights = (0..<Self.count).map { Double($0) / 4 }
+        var gone = Set<Int>()
+        for i in stride(from: 4, to: Self.count, by: 10) {
+            context.delete(try #require(context.model(for: ids[i]) as? Parcel))
+            gone.insert(i)
+        }
+        for i in stride(from: 0, to: Self.count, by: 7) where !gone.contains(i) {
+            let parcel = try #require(context.model(for: ids[i]) as? Parcel)
+            expectParcel(parcel, is: i)
+            parcel.weight = -Double(i)
+            weights[i] = -Double(i)
+        }
+        for i in [4, 14, 1_004] { #expect(context.registeredModel(for: ids[i]) as Parcel? == nil) }
+        let left = ids.indices.filter { !gone.contains($0) }
+        #expect(context.insertedModelsArray.map(\.persistentModelID) == left.map { ids[$0] })
+        #expect(try context.fetchCount(FetchDescriptor<Parcel>()) == left.count)
+
+        nonisolated(unsafe) var inserted: [PersistentIdentifier] = []
+        let observer = NotificationCenter.default.addObserver(forName: ModelContext.didSave, object: context, queue: nil) {
+            inserted = $0.userInfo?[ModelContext.NotificationKey.insertedIdentifiers.rawValue] as? [PersistentIdentifier] ?? []
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try context.save()
+        let parcels = try ModelContext(container).fetch(FetchDescriptor<Parcel>(sortBy: [SortDescriptor(\.sentAt)]))
+        #expect(parcels.map(\.code) == left.map { Self.code($0) })
+        #expect(parcels.map(\.weight) == left.map { weights[$0] })
+        #expect(parcels.map(\.persistentModelID) == inserted)
+    }
+
+    /// Identifiers made in another order than the inserts (read before each insert, in
+    /// shuffled order) make no runs: each insert is kept on its own and found by its
+    /// identifier.
+    @Test func insertsWhoseIdentifiersAreOutOfOrderAreFoundEachByItsIdentifier() throws {
+        let context = ModelContext(container)
+        var rng = SystemRandomNumberGenerator()
+        var ids = [PersistentIdentifier?](repeating: nil, count: Self.count)
+        var watched: Weak?
+        for batch in stride(from: 0, to: Self.count, by: 50) {
+            let made = (batch..<batch + 50).map {
+                Parcel(code: Self.code($0), weight: Double($0) / 4, sentAt: Date(timeIntervalSince1970: Double($0)), note: $0.isMultiple(of: 3) ? nil : "n\($0)")
+            }
+            for k in made.indices.shuffled(using: &rng) { ids[batch + k] = made[k].persistentModelID }
+            for parcel in made { context.insert(parcel) }
+            if batch == 0 { watched = Weak(made[0]) }
+        }
+        #expect(watched?.model == nil, "the context let the unheld inserts go")
+        for i in stride(from: 0, to: Self.count, by: 13) { expectParcel(context.model(for: ids[i]!) as? Parcel, is: i) }
+        try context.save()
+        let parcels = try ModelContext(container).fetch(FetchDescriptor<Parcel>(sortBy: [SortDescriptor(\.sentAt)]))
+        #expect(parcels.count == Self.count)
+        for (i, parcel) in parcels.enumerated() where i % 11 == 0 { expectParcel(parcel, is: i) }
+    }
+
+    /// Inserts of two entities in turn: each is kept on its own (a run is of one
+    /// entity), both are saved, each entity's in insertion order.
+    @Test func insertsOfTwoEntitiesInTurnAreKeptAndSaved() throws {
+        let context = ModelContext(container)
+        var carrierIDs: [PersistentIdentifier] = []
+        var parcelIDs: [PersistentIdentifier] = []
+        for i in 0..<2_400 {
+            if i.isMultiple(of: 2) {
+                let parcel = Parcel(code: Self.code(i), weight: Double(i) / 4, sentAt: Date(timeIntervalSince1970: Double(i)), note: i.isMultiple(of: 3) ? nil : "n\(i)")
+                context.insert(parcel)
+                parcelIDs.append(parcel.persistentModelID)
+            } else {
+                let carrier = Carrier(name: "c\(i)")
+                context.insert(carrier)
+                carrierIDs.append(carrier.persistentModelID)
+            }
+        }
+        expectParcel(context.model(for: parcelIDs[600]) as? Parcel, is: 1_200)
+        #expect((context.model(for: carrierIDs[600]) as? Carrier)?.name == "c1201")
+        #expect(context.insertedModelsArray.count == 2_400)
+        try context.save()
+        let reader = ModelContext(container)
+        let parcels = try reader.fetch(FetchDescriptor<Parcel>())
+        #expect(parcels.map(\.code) == stride(from: 0, to: 2_400, by: 2).map { Self.code($0) })
+        let carriers = try reader.fetch(FetchDescriptor<Carrier>())
+        #expect(carriers.map(\.name) == stride(from: 1, to: 2_400, by: 2).map { "c\($0)" })
     }
 
     @Test func aContextEndingWithLetGoInsertsStoresNothing() throws {

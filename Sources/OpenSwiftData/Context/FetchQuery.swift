@@ -190,14 +190,14 @@ struct FetchQuery<T: PersistentModel> {
     }
 
     /// Unsaved inserts of this entity, when the fetch includes pending changes. Those
-    /// kept as rows (`ModelRegistry`) are made again only when their row may pass the
+    /// kept as rows (`PendingInserts`) are made again only when their row may pass the
     /// compiled predicate: an import that looks a key up before each insert would
     /// otherwise make every kept insert again at its first look-up. (The models go
     /// through `Predicate.evaluate` as every unsaved one does; a row the engine cannot
     /// test is made again.)
     var pendingModels: [AnyObject] {
         guard includePendingChanges && context.registry.hasPendingInserts else { return [] }
-        return context.registry.pendingInserts(of: T.self, keptPassing: keptRowTest())
+        return context.registry.pending.models(of: T.self, keptPassing: keptRowTest())
     }
 
     /// The test a kept insert's row goes through before its model is made again; nil
@@ -216,7 +216,7 @@ struct FetchQuery<T: PersistentModel> {
     private var hasUnsavedModels: Bool {
         guard !context.changed.isEmpty || context.registry.hasPendingInserts else { return false }
         return context.changed.contains { context.registry[$0] is T }
-            || includePendingChanges && context.registry.containsPendingInsert(of: T.self)
+            || includePendingChanges && context.registry.pending.contains(of: T.self)
     }
 
     /// Whether a stored row stands for a deleted or changed model, which never passes

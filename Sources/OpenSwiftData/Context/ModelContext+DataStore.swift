@@ -110,7 +110,7 @@ extension ModelContext {
 
     /// Unsaved inserts and saved models with unsaved changes, of type `T`.
     private func pendingModels<T: PersistentModel>(of type: T.Type) -> [T] {
-        registry.pendingInserts(of: T.self) + changed.sorted().compactMap { registry[$0] as? T }
+        registry.pending.models(of: T.self) + changed.sorted().compactMap { registry[$0] as? T }
     }
 
     // MARK: Models from snapshots
@@ -247,7 +247,7 @@ extension ModelContext {
     /// permanent identifiers the store chose, and every saved model's values become
     /// its committed ones.
     func saveToStore(_ external: any ExternalStore) throws {
-        let insertedModels = registry.pendingInserts
+        let insertedModels = registry.pending.all
         let changedModels = changed.sorted().compactMap { registry[$0] }
         let deletedIDs = deleted
         let deletedModels = deletedIDs.filter { !$0.isTemporary }.compactMap { registry[$0] }

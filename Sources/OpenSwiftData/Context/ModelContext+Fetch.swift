@@ -89,7 +89,7 @@ extension ModelContext {
     }
 
     private func hasPendingInserts<T: PersistentModel>(of type: T.Type) -> Bool {
-        registry.containsPendingInsert(of: T.self)
+        registry.pending.contains(of: T.self)
     }
 
     /// The identifiers of the filtered, sorted and windowed models, made without models.

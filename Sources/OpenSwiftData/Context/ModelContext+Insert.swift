@@ -113,7 +113,7 @@ extension ModelContext {
         }
         if mayReachUnregistered {
             mayReachUnregistered = false
-            registry.forEachPendingModel(collect)
+            registry.pending.forEachModel(collect)
             if foreign { mayReachUnregistered = true }
         }
         for id in changed { if let model = registry[id] { collect(model) } }

@@ -44,8 +44,8 @@ extension ModelContext {
             overlay[EntityRow(entity: entity, id: RowID(id.id.key))] = .some(row(of: backing, keepingDeleted: true))
         }
         for id in changed { if let model = registry[id] { add(model) } }
-        registry.forEachPendingInsert(add) { spilled in
-            guard let row = registry.row(of: spilled) else { return }
+        registry.pending.forEach(add) { spilled in
+            guard let row = registry.pending.row(of: spilled) else { return }
             overlay[EntityRow(entity: spilled.entity, id: spilled.temporaryRow)] = .some(row)
         }
         return overlay

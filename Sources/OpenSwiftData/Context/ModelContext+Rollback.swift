@@ -3,7 +3,8 @@ extension ModelContext {
     /// last saved values, and empties the undo stack.
     public func rollback() {
         undoManager?.removeAllActions()
-        for case let .model(model) in registry.takePendingInserts() { model.modelBacking.context = nil }
+        var taken = registry.pending.take()
+        while let insert = taken.next() { if case let .model(model) = insert { model.modelBacking.context = nil } }
         for id in changed.union(deletedSet) {
             guard let backing = registry[id]?.modelBacking else { continue }
             if let committed = backing.committed { backing.values = committed }

@@ -51,19 +51,19 @@ extension ModelContext {
         // A save with inserts kept as rows keeps the last ones the app let go since the
         // last look too: then every insert of their entity usually is, and the store
         // takes their columns whole.
-        let spills = registry.hasSpilledInserts
-        if spills { spillUnheldInserts(upTo: registry.pendingSlotCount) }
+        let spills = registry.pending.hasKeptRows
+        if spills { spillUnheldInserts(upTo: registry.pending.slotCount) }
         // Entities with a pending insert kept as a model: their kept rows go as rows too,
         // so the inserts of an entity are stored in the order they were made.
         var modelEntities = Set<Int>()
         var rowInserts = registry.pendingCount
         if spills {
             rowInserts = 0
-            try registry.forEachPendingModel { model in
+            try registry.pending.forEachModel { model in
                 modelEntities.insert(try container.entityIndex(of: model.modelBacking.layout.modelType))
                 rowInserts += 1
             }
-            for entity in modelEntities { rowInserts += registry.keptRows[entity]?.count ?? 0 }
+            for entity in modelEntities { rowInserts += registry.pending.keptRows[entity]?.count ?? 0 }
         }
 
         var changes = ChangeSet()
@@ -74,15 +74,15 @@ extension ModelContext {
         // about 100 bytes per insert beyond what they need.
         changes.inserts.reserveCapacity(rowInserts)
         var columnIDs: [Int: EntityRows] = [:]
-        // In insertion order, without a registry look-up each (see `ModelRegistry.pending`).
-        try registry.forEachPendingInsert { model in
+        // In insertion order, without a registry look-up each (see `PendingInserts`).
+        try registry.pending.forEach { model in
             let backing = model.modelBacking
             let entity = try container.entityIndex(of: backing.layout.modelType)
             changes.inserts.append(.init(entity: entity, temporaryID: RowID(backing.identifier.id.key), row: row(of: backing)))
-        } spilled: { spilled in
+        } kept: { spilled in
             let temporaryID = spilled.temporaryRow
             if modelEntities.contains(spilled.entity) {
-                guard let row = registry.row(of: spilled) else { preconditionFailure("a kept insert lost its row") }
+                guard let row = registry.pending.row(of: spilled) else { preconditionFailure("a kept insert lost its row") }
                 changes.inserts.append(.init(entity: spilled.entity, temporaryID: temporaryID, row: row))
             } else {
                 columnIDs[spilled.entity, default: EntityRows()].append(EntityRow(entity: spilled.entity, id: temporaryID))
@@ -90,7 +90,7 @@ extension ModelContext {
         }
         for (entity, ids) in columnIDs.sorted(by: { $0.key < $1.key }) {
             // (The registry's copy shares the table's buffers, and goes after the commit.)
-            guard let table = registry.keptRows[entity] else { preconditionFailure("kept inserts without their table") }
+            guard let table = registry.pending.keptRows[entity] else { preconditionFailure("kept inserts without their table") }
             changes.columnInserts.append(.init(entity: entity, table: table, temporaryRows: ids))
         }
         var changedModels: [(Int, any PersistentModel)] = []
@@ -118,12 +118,12 @@ extension ModelContext {
             throw error.apiError
         }
         let version = result.version ?? container.store.current
-        // `taken` holds them from here, in insertion order (removed where one was
-        // deleted): its models and the kept rows of `modelEntities` in the order of
-        // `changes.inserts`, the other kept rows in their entity's column insert.
-        // Models something else holds come back under permanent ids.
+        // `taken` holds them from here, in insertion order: its models and the kept
+        // rows of `modelEntities` in the order of `changes.inserts`, the other kept rows
+        // in their entity's column insert. Models something else holds come back under
+        // permanent ids.
         let insertCount = registry.pendingCount
-        var taken = registry.takePendingInserts()
+        var taken = registry.pending.take()
         // Room for the models that are registered again is made when the first one
         // comes: a save whose inserted models all end here (nothing else holds them)
         // grows no table, where one sized for every insert was about 100 bytes per
@@ -133,12 +133,14 @@ extension ModelContext {
         insertedIDs.reserveCapacity(insertCount)
         var updatedIDs: [PersistentIdentifier] = []
         var inserts = changes.inserts.makeIterator()
-        for position in taken.indices {
+        takenLoop: while true {
+            // (`taken` holds the model no more, nor does a binding of what it handed over
+            // outlive the switch: whether it is held elsewhere is asked below.)
             var model: any PersistentModel
-            switch taken[position] {
-            case .removed:
-                continue
-            case let .spilled(spilled):
+            switch taken.next() {
+            case nil:
+                break takenLoop
+            case let .kept(spilled)?:
                 // No model to give its permanent identifier (nothing held it).
                 if modelEntities.contains(spilled.entity), inserts.next() == nil {
                     preconditionFailure("a pending insert was registered while its save committed")
@@ -158,13 +160,12 @@ extension ModelContext {
                     insertedIDs.append(permanent)
                 }
                 continue
-            case let .model(pendingModel):
+            case let .model(pendingModel)?:
                 model = pendingModel
             }
             guard let insert = inserts.next() else {
                 preconditionFailure("a pending insert was registered while its save committed")
             }
-            taken[position] = .removed
             let entity = insert.entity
             let backing = model.modelBacking
             let temporary = EntityRow(entity: entity, id: RowID(backing.identifier.id.key))
@@ -196,7 +197,7 @@ extension ModelContext {
             backing.identifier = permanent
             if !reserved {
                 reserved = true
-                registry.reserveUnretained(taken.count - position)
+                registry.reserveUnretained(taken.remaining + 1)
             }
             registry.register(model, as: permanent, retained: false)
             // The store's row is the truth now (an upsert merged relationships the new
@@ -318,7 +319,7 @@ extension ModelContext {
             }
         }
         // (Spilled inserts are of entities without such rules: `spillUnheldInserts`.)
-        try registry.forEachPendingModel(check)
+        try registry.pending.forEachModel(check)
         for id in changed { if let model = registry[id] { try check(model) } }
     }
 }

@@ -4,13 +4,13 @@ extension ModelContext {
     /// How many pending inserts accumulate between looks for ones to let go.
     static let spillBatch = 1_024
 
-    /// Lets go the pending inserts nothing but the context holds (`ModelRegistry`),
+    /// Lets go the pending inserts nothing but the context holds (`PendingInserts`),
     /// once `spillBatch` new ones have come since the last look. The newest waits for
     /// the next look (it is often the caller's, still held).
     /// - Complexity: amortized O(1) per insert
     func spillUnheldInsertsIfDue() {
-        let end = registry.pendingSlotCount - 1
-        guard end - registry.spillMark >= Self.spillBatch else { return }
+        let end = registry.pending.slotCount - 1
+        guard end - registry.pending.spillMark >= Self.spillBatch else { return }
         spillUnheldInserts(upTo: end)
     }
 
@@ -28,7 +28,7 @@ extension ModelContext {
         // The entity of the model looked at last: an import inserts one type at a time.
         var lastLayout: EntityLayout?
         var lastEntity = 0
-        registry.spillUnheld(upTo: end) { model in
+        registry.pending.spillUnheld(upTo: end) { model in
             let backing = model.modelBacking
             let layout = backing.layout
             guard backing.context === self, !backing.isDeleted, !layout.hasRelationshipCountRules else { return nil }
@@ -53,7 +53,7 @@ extension ModelContext {
             // (An identifier made under another layout, before a hierarchy's adopted the
             // model, stays with its model.)
             guard identifier.id.scope === layout.temporaryScope else { return nil }
-            let kept = registry.keep(values, of: entity) { store.schema.entities[entity] }
+            let kept = registry.pending.keep(values, of: entity) { store.schema.entities[entity] }
             guard let spilled = SpilledInsert(identifier: identifier, layout: layout, entity: entity, row: kept) else {
                 preconditionFailure("a kept row past the record's range")
             }

@@ -55,7 +55,7 @@ public class ModelContext: Equatable, SendableMetatype {
     let registry = ModelRegistry()
     /// What its models' backing data reach the context through, cleared as it ends.
     let link = ContextLink()
-    // (Pending inserts are the registry's: `registry.pendingInserts`, in insertion order.)
+    // (Pending inserts are the registry's: `registry.pending`, in insertion order.)
     /// Registered, saved models with unsaved changes.
     var changed: Set<PersistentIdentifier> = []
     /// Pending deletes, in deletion order.
@@ -122,7 +122,7 @@ public class ModelContext: Equatable, SendableMetatype {
 
     /// Models inserted since the last save.
     /// - Complexity: O(inserted models)
-    public var insertedModelsArray: [any PersistentModel] { registry.pendingInserts }
+    public var insertedModelsArray: [any PersistentModel] { registry.pending.all }
 
     /// Saved models changed since the last save.
     /// - Complexity: O(changed models)

@@ -15,18 +15,15 @@ import OpenSwiftDataStore
 /// entries to sweep. It relies on what Swift 6 enforces for a non-`Sendable` model:
 /// its last reference is dropped where its context is used.
 ///
-/// A pending insert nothing but the context holds (the app made it, inserted it and let
-/// it go, as a bulk import does) is let go too, its row kept in its place
-/// (`SpilledInsert`): a million such inserts held a million models and backing data
-/// until the save, about 200 bytes each beyond their rows. Asked for again (a
-/// look-up by identifier, a fetch that includes pending changes), it is made again
-/// from that row, under the same identifier.
+/// Pending inserts are listed apart (`PendingInserts`), in insertion order; one nothing
+/// but the context holds (the app made it, inserted it and let it go, as a bulk import
+/// does) is let go there too, its row kept in its place.
 ///
-/// Only `retained`, `pending` and `probe` (while `spillUnheld` looks at an insert)
-/// hold references, so mutating `unretained` never ends a model, and the `forget` a
-/// model's end triggers (while those change) touches `unretained` only: no access
-/// overlaps another, and the two skip dynamic exclusivity checks (two
-/// `swift_beginAccess` calls, about 160 instructions, per model that ends).
+/// Only `retained` and `pending` hold references, so mutating
+/// `unretained` never ends a model, and the `forget` a model's end triggers (while
+/// those change) touches `unretained` only: no access overlaps another, and the two
+/// skip dynamic exclusivity checks (two `swift_beginAccess` calls, about 160
+/// instructions, per model that ends).
 final class ModelRegistry {
     /// A saved, unchanged model, unretained; `backing` tells its entry from a newer
     /// model's entry under the same identifier.
@@ -39,100 +36,25 @@ final class ModelRegistry {
     /// pending insert a custom store's save left unstored and a later change retains.
     @exclusivity(unchecked) private var retained: [PersistentIdentifier: any PersistentModel] = [:]
     @exclusivity(unchecked) private var unretained: [RegistryKey: Unretained] = [:]
-    /// Pending inserts in insertion order: retained models, spilled ones, and `.removed`
-    /// where one was removed since.
-    /// A save walks them in this order, then drops the list (and `pendingIndex`)
-    /// whole: looking each up and removing it from a table as large as the insert was a
-    /// cache miss per model, several times over (about a fifth of W1's wall clock).
-    @exclusivity(unchecked) private var pending: [PendingSlot] = []
-    /// The number of pending inserts (the slots of `pending` that are not removed).
-    @exclusivity(unchecked) private(set) var pendingCount = 0
-    /// Where each pending insert is in `pending`, by its temporary identifier: made on
-    /// the first look-up of a pending insert by identifier, kept up to date from then
-    /// until the list is taken or compacted. Most saves never need it, and a table of a million
-    /// entries filled insert by insert cost a cache miss each (about 9 % of W1).
-    /// (`UInt32`: a table of a million entries is 24 MB smaller than with `Int`.)
-    @exclusivity(unchecked) private var pendingIndex: [PersistentIdentifier: UInt32]?
-    /// The slots of `pending` before this one were looked at for inserts to let go
-    /// (`spillUnheld`): each is looked at once.
-    @exclusivity(unchecked) private(set) var spillMark = 0
-    /// The registry's reference to a pending insert while `spillUnheld` looks at it.
-    @exclusivity(unchecked) private var probe: AnyObject?
-    /// `probe` as a model, unretained.
-    @exclusivity(unchecked) unowned(unsafe) private var probeModel: (any PersistentModel)?
-    /// The rows of spilled inserts, by entity, in the order of their slots in `pending`
-    /// (a slot spilled is appended; one made a model again or removed is deleted): the
-    /// columns a save hands the store as they are (`ChangeSet.ColumnInsert`), at about
-    /// a third of the memory of `Row`s.
-    @exclusivity(unchecked) private(set) var keptRows: [Int: Table] = [:]
-    /// Rows `keep` took for `keepingFor`'s table, stored when the look ends.
-    @exclusivity(unchecked) private var keeping: [Row] = []
-    @exclusivity(unchecked) private var keepingFor: Int?
-    /// The context, which makes the model of a spilled insert again.
-    unowned(unsafe) var owner: ModelContext?
-
-    /// A slot of `pending`.
-    enum PendingSlot {
-        case model(any PersistentModel)
-        /// A pending insert whose model was let go: its row is what the save stores.
-        case spilled(SpilledInsert)
-        /// Deleted or rolled back since it was inserted.
-        case removed
+    /// Pending inserts, in insertion order.
+    let pending = PendingInserts()
+    /// The context, which makes the model of a kept insert again.
+    var owner: ModelContext? {
+        get { pending.owner }
+        set { pending.owner = newValue }
     }
 
-    /// `pendingIndex`, made first if need be.
-    /// - Complexity: O(pending slots) when it is made, else O(1)
-    private func pendingPositions() -> [PersistentIdentifier: UInt32] {
-        if let index = pendingIndex { return index }
-        var index: [PersistentIdentifier: UInt32] = [:]
-        index.reserveCapacity(pendingCount)
-        for (position, slot) in pending.enumerated() {
-            switch slot {
-            case let .model(model): index[model.modelBacking.identifier] = UInt32(position)
-            case let .spilled(spilled): index[spilled.identifier] = UInt32(position)
-            case .removed: break
-            }
-        }
-        pendingIndex = index
-        return index
-    }
-
-    /// The position in `pending` of the pending insert `id`, if it is one.
-    /// - Complexity: O(1) expected, once `pendingIndex` is made
-    private func pendingPosition(of id: PersistentIdentifier) -> Int? {
-        guard id.isTemporary, pendingCount > 0 else { return nil }
-        return pendingPositions()[id].map(Int.init)
-    }
-
-    /// The registered model for `id`, if any.
+    /// The registered model for `id`, if any (a kept insert's made again).
     /// - Complexity: O(1) expected (the first look-up of a pending insert: O(pending inserts))
     subscript(id: PersistentIdentifier) -> (any PersistentModel)? {
         if let model = retained[id] { return model }
         if let entry = unretained[RegistryKey(id)] { return entry.model }
-        return pendingPosition(of: id).flatMap { pendingModel(at: $0) }
-    }
-
-    /// The model of pending slot `position`, made again if it was spilled; nil if removed.
-    /// - Complexity: O(1), plus making the model of a spilled insert
-    private func pendingModel(at position: Int) -> (any PersistentModel)? {
-        switch pending[position] {
-        case let .model(model):
-            return model
-        case let .spilled(spilled):
-            guard let owner, let row = keptRows[spilled.entity]?[spilled.row] else { return nil }
-            // Its row leaves the table: the model holds the values from here.
-            keptRows[spilled.entity]?.delete(spilled.row)
-            let model = spilled.makeModel(over: row, in: owner)
-            pending[position] = .model(model)
-            return model
-        case .removed:
-            return nil
-        }
+        return pending.model(for: id)
     }
 
     /// Whether `id` names a model with unsaved changes (one the context retains).
     /// - Complexity: O(1) expected (the first look-up of a pending insert: O(pending inserts))
-    func isRetained(_ id: PersistentIdentifier) -> Bool { retained[id] != nil || pendingPosition(of: id) != nil }
+    func isRetained(_ id: PersistentIdentifier) -> Bool { retained[id] != nil || pending.contains(id) }
 
     /// Whether `id`, with a temporary identifier and registered here, is retained: a
     /// pending insert (or one a custom store left unsaved and a change retains).
@@ -144,53 +66,13 @@ final class ModelRegistry {
     }
 
     /// The number of registered models.
-    var count: Int { retained.count + unretained.count + pendingCount }
+    var count: Int { retained.count + unretained.count + pending.count }
+
+    /// The number of pending inserts.
+    var pendingCount: Int { pending.count }
 
     /// Whether any model is a pending insert.
-    var hasPendingInserts: Bool { pendingCount > 0 }
-
-    /// Whether a pending insert is a `T` (of `T`'s class or a subclass).
-    /// - Complexity: O(pending inserts, including removed ones)
-    func containsPendingInsert<T>(of type: T.Type) -> Bool {
-        for slot in pending {
-            switch slot {
-            case let .model(model): if model is T { return true }
-            case let .spilled(spilled): if spilled.layout.modelType is T.Type { return true }
-            case .removed: break
-            }
-        }
-        return false
-    }
-
-    /// The pending inserts, in insertion order (spilled ones made again).
-    /// - Complexity: O(pending inserts, including removed ones)
-    var pendingInserts: [any PersistentModel] {
-        var models: [any PersistentModel] = []
-        models.reserveCapacity(pendingCount)
-        for position in pending.indices {
-            if let model = pendingModel(at: position) { models.append(model) }
-        }
-        return models
-    }
-
-    /// The pending inserts that are a `T` (a model class), in insertion order: spilled
-    /// ones of that class or a subclass made again, those whose row `keptPassing`
-    /// rejects (given the row and its temporary row) excepted.
-    /// - Complexity: O(pending inserts, including removed ones)
-    func pendingInserts<T>(of type: T.Type, keptPassing test: ((Row, RowID) -> Bool)? = nil) -> [T] {
-        var models: [T] = []
-        for position in pending.indices {
-            switch pending[position] {
-            case let .model(model): if let model = model as? T { models.append(model) }
-            case let .spilled(spilled):
-                guard spilled.layout.modelType is T.Type else { continue }
-                if let test, let row = row(of: spilled), !test(row, spilled.temporaryRow) { continue }
-                if let model = pendingModel(at: position) as? T { models.append(model) }
-            case .removed: break
-            }
-        }
-        return models
-    }
+    var hasPendingInserts: Bool { pending.count > 0 }
 
     /// Makes room for `additional` more unretained entries (a fetch about to make
     /// that many models): one resize, where growing entry by entry doubled the table
@@ -200,112 +82,6 @@ final class ModelRegistry {
         unretained.reserveCapacity(unretained.count + additional)
     }
 
-    /// Calls `body` with each pending insert's model and `spilled` with each spilled
-    /// one, in insertion order: those of when it was called (`body` may register
-    /// models; they are not visited). Spilled inserts hold no related models.
-    /// - Complexity: O(pending inserts, including removed ones)
-    func forEachPendingInsert(
-        _ body: (any PersistentModel) throws -> Void, spilled: (SpilledInsert) throws -> Void
-    ) rethrows {
-        // (A copy: `body` may register or remove models.)
-        let slots = pending
-        for slot in slots {
-            switch slot {
-            case let .model(model): try body(model)
-            case let .spilled(record): try spilled(record)
-            case .removed: break
-            }
-        }
-    }
-
-    /// Calls `body` with each pending insert's model, in insertion order, passing over
-    /// spilled ones (which hold no related models): those of when it was called.
-    /// - Complexity: O(pending inserts, including removed ones)
-    func forEachPendingModel(_ body: (any PersistentModel) throws -> Void) rethrows {
-        for case let .model(model) in pending { try body(model) }
-    }
-
-    /// Lets go the pending inserts from `spillMark` up to `end` that nothing but this
-    /// registry holds and `record` keeps the row of (it returns nil for those it keeps
-    /// as models); each slot is looked at once.
-    /// - Complexity: O(end − spillMark)
-    func spillUnheld(upTo end: Int, _ record: (any PersistentModel) -> SpilledInsert?) {
-        guard end > spillMark else { return }
-        for position in spillMark..<end where moveToProbe(position) {
-            // `probe` holds the registry's reference now, in a stored property, where
-            // whether it is the only one is asked in place (asked of a local or of an
-            // existential, it is asked of a copy in a debug build, and is never so).
-            if isKnownUniquelyReferenced(&probe), let model = probeModel, let spilled = record(model) {
-                pending[position] = .spilled(spilled)
-            } else {
-                pending[position] = .model(probeModel!)
-            }
-            probeModel = nil
-            probe = nil
-        }
-        storeKeptRows()
-        spillMark = end
-    }
-
-    /// Moves the model of pending slot `position`, if it holds one, to `probe` (and
-    /// `probeModel`); the slot is left removed. Not inlined: the copies it makes are
-    /// gone when it returns.
-    @inline(never)
-    private func moveToProbe(_ position: Int) -> Bool {
-        guard case let .model(model) = pending[position] else { return false }
-        pending[position] = .removed
-        probe = model
-        probeModel = model
-        return true
-    }
-
-    /// The number of pending slots, removed ones included (where `spillUnheld` may look).
-    var pendingSlotCount: Int { pending.count }
-
-    /// Unregisters every pending insert at once and hands them over, in insertion
-    /// order with `.removed` where one was removed (to a save that stored them: it registers
-    /// again, under permanent identifiers, those something else still holds, making
-    /// room for them when the first one comes: `reserveUnretained`).
-    /// - Complexity: O(1), plus the release of the position table
-    func takePendingInserts() -> [PendingSlot] {
-        let taken = pending
-        pending = []
-        pendingCount = 0
-        pendingIndex = nil
-        spillMark = 0
-        keptRows = [:]
-        return taken
-    }
-
-    /// Keeps `row`, of `entity` (described by `description`, asked when its table is
-    /// made), for a spilled insert: the identifier it is kept under. The rows of one
-    /// look (`spillUnheld`) go into the table together, column by column, when it ends:
-    /// one by one they cost about 70 % more.
-    /// - Complexity: amortized O(1), plus O(slots) when the rows are stored
-    func keep(_ row: Row, of entity: Int, description: () -> EntityDescription) -> RowID {
-        if let batching = keepingFor, batching != entity { storeKeptRows() }
-        if keptRows[entity] == nil { keptRows[entity] = Table(entity: description()) }
-        keepingFor = entity
-        keeping.append(row)
-        return RowID(keptRows[entity]!.nextRawID + Int64(keeping.count - 1))
-    }
-
-    /// Stores the rows `keep` gathered.
-    /// - Complexity: O(rows × slots)
-    private func storeKeptRows() {
-        guard let entity = keepingFor else { return }
-        keptRows[entity]!.insert(contentsOf: keeping)
-        keeping.removeAll(keepingCapacity: true)
-        keepingFor = nil
-    }
-
-    /// The row of a spilled insert.
-    /// - Complexity: O(slots)
-    func row(of spilled: SpilledInsert) -> Row? { keptRows[spilled.entity]?[spilled.row] }
-
-    /// Whether some pending insert is spilled.
-    var hasSpilledInserts: Bool { keptRows.values.contains { $0.count > 0 } }
-
     /// Registers `model` under `id`, retained when it has unsaved changes: a model
     /// with a temporary identifier is then a pending insert, which it must not be
     /// already (an insert registers only models of no context).
@@ -314,10 +90,7 @@ final class ModelRegistry {
         if keep {
             if !unretained.isEmpty { unretained[RegistryKey(id)] = nil }
             if id.isTemporary {
-                assert(pendingIndex?[id] == nil, "\(id) is a pending insert already")
-                pendingIndex?[id] = UInt32(pending.count)
-                pending.append(.model(model))
-                pendingCount += 1
+                pending.append(model, as: id)
             } else {
                 retained[id] = model
             }
@@ -345,58 +118,28 @@ final class ModelRegistry {
         retained[id] = entry.model
     }
 
-    /// Unregisters `id`; returns the model it held (nil for a spilled insert), which
+    /// Unregisters `id`; returns the model it held (nil for a kept insert), which
     /// the caller keeps alive until it is done with it.
     /// - Complexity: O(1) expected (the first look-up of a pending insert: O(pending inserts))
     @discardableResult
     func remove(_ id: PersistentIdentifier) -> (any PersistentModel)? {
-        if let position = pendingPosition(of: id) {
-            pendingIndex![id] = nil
-            let slot = pending[position]
-            pending[position] = .removed
-            pendingCount -= 1
-            if case let .spilled(spilled) = slot { keptRows[spilled.entity]?.delete(spilled.row) }
-            if pendingCount == 0 {
-                pending = []
-                spillMark = 0
-                keptRows = [:]
-            } else if pending.count >= 64, pendingCount * 2 < pending.count {
-                compactPending()
-            }
-            if case let .model(model) = slot { return model }
-            return nil
-        }
+        let (found, model) = pending.remove(id)
+        if found { return model }
         if let model = retained.removeValue(forKey: id) { return model }
         return unretained.removeValue(forKey: RegistryKey(id))?.model
     }
 
-    /// Drops the removed slots of `pending` once they are the majority, so inserting
-    /// and deleting drafts again and again between saves does not grow it (or the
-    /// walks over it) without bound.
-    /// - Complexity: O(pending slots), amortized O(1) per removal
-    private func compactPending() {
-        var kept: [PendingSlot] = []
-        kept.reserveCapacity(pendingCount)
-        var mark = 0
-        for (position, slot) in pending.enumerated() {
-            if case .removed = slot { continue }
-            kept.append(slot)
-            if position < spillMark { mark = kept.count }
-        }
-        pending = kept
-        spillMark = mark
-        pendingIndex = nil
-    }
-
     /// Stops retaining every model: after a save or rollback none has unsaved changes.
     /// Models nothing else holds end here.
-    /// - Complexity: O(retained models + pending slots)
+    /// - Complexity: O(retained models + pending inserts)
     func releaseAll() {
-        if !pending.isEmpty {
-            // (Its callers took the pending inserts first: a spilled one would be lost.)
-            assert(!pending.contains { if case .spilled = $0 { true } else { false } }, "spilled inserts released")
-            unretained.reserveCapacity(unretained.count + pendingCount)
-            for case let .model(model) in takePendingInserts() {
+        if pending.count > 0 {
+            // (Its callers took the pending inserts first: a kept one would be lost.)
+            assert(!pending.hasKeptRows, "kept inserts released")
+            unretained.reserveCapacity(unretained.count + pending.count)
+            var taken = pending.take()
+            while let insert = taken.next() {
+                guard case let .model(model) = insert else { continue }
                 unretained[RegistryKey(model.modelBacking.identifier)] = Unretained(model: model, backing: ObjectIdentifier(model.modelBacking))
             }
         }
@@ -410,12 +153,10 @@ final class ModelRegistry {
     }
 
     /// Every registered model, retained by the array: entries stay valid while it lives,
-    /// whatever ends the caller's work lets end. (Spilled inserts have no model.)
+    /// whatever ends the caller's work lets end. (Kept inserts have no model.)
     /// - Complexity: O(registered models)
     func allModels() -> [any PersistentModel] {
-        var models = Array(retained.values) + unretained.values.map(\.model)
-        for case let .model(model) in pending { models.append(model) }
-        return models
+        Array(retained.values) + unretained.values.map(\.model) + pending.models
     }
 
     /// Removes the unretained entry of a model whose backing data `backing` is ending.
@@ -458,12 +199,12 @@ struct RegistryKey: Hashable {
     func _rawHashValue(seed: Int) -> Int { PersistentIdentifier.ID.hash(key: key, seed: seed) }
 }
 
-/// A pending insert whose model nothing held any more (`ModelRegistry.spillUnheld`):
+/// A pending insert whose model nothing held any more (`PendingInserts.spillUnheld`):
 /// where its row is, and what makes its model again.
 ///
-/// 24 bytes, so a pending slot is too: a million slots of 40 bytes, grown by doubling,
-/// were the largest part of a large import's peak after its rows. The identifier is
-/// its key and its layout's temporary scope (`init` returns nil for another scope).
+/// Made from a `KeptRun` when asked for, and 24 bytes: its key, layout, entity and
+/// row. The identifier is its key in its layout's temporary scope (the failable `init`
+/// returns nil for another scope).
 struct SpilledInsert {
     /// The layout the model had (its hierarchy's, in a container with one).
     let layout: EntityLayout
@@ -474,6 +215,13 @@ struct SpilledInsert {
 
     /// The insert of `identifier`, when it is in `layout`'s temporary scope and `entity`
     /// and `row` fit the record.
+    init(layout: EntityLayout, key: Int64, entity: Int32, row: UInt32) {
+        self.layout = layout
+        self.key = key
+        entityIndex = entity
+        rowIndex = row
+    }
+
     init?(identifier: PersistentIdentifier, layout: EntityLayout, entity: Int, row: RowID) {
         guard identifier.id.scope === layout.temporaryScope, let entityIndex = Int32(exactly: entity),
               let rowIndex = UInt32(exactly: row.rawValue) else { return nil }
@@ -485,7 +233,7 @@ struct SpilledInsert {
 
     var identifier: PersistentIdentifier { PersistentIdentifier(scope: layout.temporaryScope, key: key) }
     /// Its entity in the container's schema, whose table of kept rows
-    /// (`ModelRegistry.keptRows`) holds its row under `row`.
+    /// (`PendingInserts.keptRows`) holds its row under `row`.
     var entity: Int { Int(entityIndex) }
     var row: RowID { RowID(Int64(rowIndex)) }
     /// Its temporary row: the key of its identifier.

@@ -520,7 +520,7 @@ extension EntityLayout {
     /// Whether `model`, of this layout, holds state its backing data does not: stored
     /// properties other than `@Model`'s own (`_$`-prefixed, and the `_SwiftDataNoType`
     /// placeholders of persisted ones), such as `@Transient` ones. A model that does
-    /// is not let go while pending (`ModelRegistry`): made again, it would lose them.
+    /// is not let go while pending (`PendingInserts`): made again, it would lose them.
     /// Read once per type, by reflection.
     /// - Complexity: O(stored properties) the first time, then O(1)
     func holdsStateOutsideBacking(_ model: any PersistentModel) -> Bool {

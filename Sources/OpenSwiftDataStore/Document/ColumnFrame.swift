@@ -304,7 +304,7 @@ extension ByteWriter {
         case .references:
             forEachCell { column, p, i in
                 guard Bitmap.test(present, i) else { return }
-                let ids = column.lists[p]
+                let ids = column.list(at: p)
                 varint(ids.count)
                 for id in ids { varint(UInt64(id.rawValue)) }
             }
@@ -392,13 +392,15 @@ extension ByteReader {
             }
             return Column(kind: kind, count: n, present: present, strings: strings)
         case .references:
-            var lists = [[RowID]](repeating: [], count: n)
+            // (Empty until a list is not: a column of empty lists holds none, as `Column` keeps it.)
+            var lists: [[RowID]] = []
             if !none {
                 for i in 0..<n where Bitmap.test(present, i) {
                     let count = try self.count(limit: bytes.count - position)
                     // (An empty list stays the shared empty array: reserving room for
                     // none still allocated a buffer per row.)
                     if count == 0 { continue }
+                    if lists.isEmpty { lists = [[RowID]](repeating: [], count: n) }
                     var ids: [RowID] = []
                     ids.reserveCapacity(count)
                     for _ in 0..<count {

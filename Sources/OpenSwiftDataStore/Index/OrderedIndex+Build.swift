@@ -146,6 +146,8 @@ enum IndexOrder {
             }
         }
         forEachRun(in: keyed.indices) { sortRun($0, chunk: 1) }
+        // (A copy in order, not a permutation in place: following the permutation's
+        // cycles is two cache misses a row, 0.2 s of a million-row save.)
         entries = keyed.map { all[$0.position] }
     }
 

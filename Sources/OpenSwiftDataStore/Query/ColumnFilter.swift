@@ -110,7 +110,7 @@ public struct ColumnFilter {
             typed = column.doubles.withUnsafeBufferPointer { v in fill(n) { v[$0] == t } }
         case let (.string, .string(k)): typed = fill(n) { column.strings[$0] == k }
         case let (.reference, .reference(k)): typed = column.ints.withUnsafeBufferPointer { v in fill(n) { v[$0] == k.rawValue } }
-        case let (.references, .references(k)): typed = fill(n) { column.lists[$0] == k }
+        case let (.references, .references(k)): typed = fill(n) { column.list(at: $0) == k }
         default: return zeros(n)  // another kind is never equal; nil rows are not equal to a value
         }
         return combine(typed, column.present, &)

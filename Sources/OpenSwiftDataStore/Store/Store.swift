@@ -270,7 +270,7 @@ public final class Store: Sendable {
                         inserted.append(row)
                         written.append(row)
                     }
-                    version.finishBulkInsert(into: insert.entity, plan: plan)
+                    version.finishBulkInsert(into: insert.entity, plan: consume plan)
                 } else {
                     var temporaries = insert.temporaryRows.makeIterator()
                     insert.table.forEach { _, row in
@@ -281,7 +281,7 @@ public final class Store: Sendable {
             changes.inserts = asRows + changes.inserts
             changes.columnInserts = []
         }
-        let bulk = bulkInserts(of: changes, into: version)
+        var bulk = bulkInserts(of: changes, into: version)
         // A bulk insert's rows are stored first, all at once; each insert then takes the
         // next of their identifiers, in order.
         var nextBulkID = [Int64](repeating: 0, count: bulk.count)
@@ -331,8 +331,11 @@ public final class Store: Sendable {
             assigned.append(temporary, id)
             written.append(EntityRow(entity: insert.entity, id: id))
         }
-        for (e, plan) in bulk.enumerated() {
-            if let plan { version.finishBulkInsert(into: e, plan: plan) }
+        for e in bulk.indices {
+            // (Moved out, so the entries it holds go as each index takes them.)
+            guard let plan = bulk[e] else { continue }
+            bulk[e] = nil
+            version.finishBulkInsert(into: e, plan: consume plan)
         }
         assigned.seal()
 

@@ -36,7 +36,7 @@ public struct ChangeSet: Sendable {
     }
 
     /// Inserts of one entity held in a table's columns rather than in rows: a save's
-    /// pending inserts that were kept as rows (`ModelRegistry` in the API module), a
+    /// pending inserts that were kept as rows (`PendingInserts` in the API module), a
     /// million of which take a third of the memory as `Row`s.
     ///
     /// The table's rows are inserted in identifier order, the `k`-th live one under

@@ -54,6 +54,9 @@ struct Column: Sendable {
     /// `.double` values, and `.date` values as seconds since the reference date.
     private(set) var doubles: [Double] = []
     private(set) var strings: [String] = []
+    /// `.references` values: empty while every list of the column is (to-many
+    /// relationships of a large import usually are, or are held on the other side),
+    /// else one per position. An empty array per row was 8 bytes a row.
     private(set) var lists: [[RowID]] = []
     private(set) var values: [Value] = []
     /// `.bool` values, one bit per position.
@@ -69,7 +72,7 @@ struct Column: Sendable {
     /// A column of `count` positions whose buffers were read whole (a document's
     /// column frame): `present` and the buffer `kind` names must cover `count`
     /// positions, with zero values, `""` and `[]` where a value is nil, as `clear`
-    /// leaves them.
+    /// leaves them (`lists` may be empty instead when every list is).
     init(
         kind: ColumnKind, count: Int, present: [UInt64], ints: [Int64] = [], uints: [UInt64] = [],
         doubles: [Double] = [], strings: [String] = [], lists: [[RowID]] = [], values: [Value] = [],
@@ -102,10 +105,15 @@ struct Column: Sendable {
         case .date: return .date(Date(timeIntervalSinceReferenceDate: doubles[position]))
         case .string: return .string(strings[position])
         case .reference: return .reference(RowID(ints[position]))
-        case .references: return .references(lists[position])
+        case .references: return .references(list(at: position))
         case .value: return values[position]
         }
     }
+
+    /// The list at `position` of a `.references` column (`[]` where it is nil).
+    /// - Complexity: O(1)
+    @inline(__always)
+    func list(at position: Int) -> [RowID] { lists.isEmpty ? [] : lists[position] }
 
     /// The string at `position` of a `.string` column; nil where the value is nil or
     /// the column holds another kind. No `Value` is made (index builds read keys so).
@@ -150,7 +158,7 @@ struct Column: Sendable {
         case let (.date, .date(v)): doubles.append(v.timeIntervalSinceReferenceDate)
         case let (.string, .string(v)): strings.append(v)
         case let (.reference, .reference(v)): ints.append(v.rawValue)
-        case let (.references, .references(v)): lists.append(v)
+        case let (.references, .references(v)): appendList(v)
         case let (.bool, .bool(v)): if v { bits[position >> 6] |= 1 << UInt64(position & 63) }
         case (.value, _):
             values.append(value)
@@ -202,7 +210,7 @@ struct Column: Sendable {
         case .uint: uints.reserveCapacity(capacity)
         case .double, .date: doubles.reserveCapacity(capacity)
         case .string: strings.reserveCapacity(capacity)
-        case .references: lists.reserveCapacity(capacity)
+        case .references: if !lists.isEmpty { lists.reserveCapacity(capacity) }
         case .value: values.reserveCapacity(capacity)
         case .bool: bits.reserveCapacity(Bitmap.wordCount(capacity))
         }
@@ -226,8 +234,19 @@ struct Column: Sendable {
         case .uint: uints.append(0)
         case .double, .date: doubles.append(0)
         case .string: strings.append("")
-        case .references: lists.append([])
+        case .references: appendList([])
         }
+    }
+
+    /// Appends `list` at the last position (counted already), making the lists whole
+    /// first when it is the first that is not empty.
+    @inline(__always)
+    private mutating func appendList(_ list: [RowID]) {
+        if lists.isEmpty {
+            guard !list.isEmpty else { return }
+            lists = Array(repeating: [], count: count - 1)
+        }
+        lists.append(list)
     }
 
     /// Replaces the value at `position`.
@@ -249,7 +268,15 @@ struct Column: Sendable {
         case let (.date, .date(v)): doubles[position] = v.timeIntervalSinceReferenceDate
         case let (.string, .string(v)): strings[position] = v
         case let (.reference, .reference(v)): ints[position] = v.rawValue
-        case let (.references, .references(v)): lists[position] = v
+        case let (.references, .references(v)):
+            if lists.isEmpty {
+                if !v.isEmpty {
+                    lists = Array(repeating: [], count: count)
+                    lists[position] = v
+                }
+            } else {
+                lists[position] = v
+            }
         default:
             becomeValues()
             values[position] = value
@@ -263,7 +290,7 @@ struct Column: Sendable {
         switch kind {
         case .value: values[position] = .null
         case .string: strings[position] = ""
-        case .references: lists[position] = []
+        case .references: if !lists.isEmpty { lists[position] = [] }
         default: break
         }
         Bitmap.set(&present, position, false)

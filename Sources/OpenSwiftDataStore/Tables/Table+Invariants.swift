@@ -1,7 +1,8 @@
 extension Table {
     /// Traps unless the table's internal structure is consistent: every column as
     /// long as its segment, live counts that match the bitmaps, identifiers ascending
-    /// within and across segments, no empty segment but the last, and `count` and
+    /// within and across segments, no empty segment but the last, lists for every
+    /// position or none (`Column.lists`), and `count` and
     /// `nextRawID` in line with the rows. Tests call it after mutations, in the
     /// manner of swift-collections' `_checkInvariants`.
     /// - Complexity: O(rows × slots)
@@ -13,6 +14,9 @@ extension Table {
             precondition(segment.columns.count == kinds.count, "segment \(s) has \(segment.columns.count) columns")
             for (slot, column) in segment.columns.enumerated() {
                 precondition(column.count == segment.used, "segment \(s) column \(slot) holds \(column.count) of \(segment.used)")
+                precondition(
+                    column.lists.isEmpty || column.lists.count == column.count,
+                    "segment \(s) column \(slot) holds \(column.lists.count) lists of \(column.count)")
             }
             precondition(segment.live.count == Bitmap.wordCount(segment.used), "segment \(s) live bitmap size")
             precondition(Bitmap.popcount(segment.live) == segment.liveCount, "segment \(s) live count")
