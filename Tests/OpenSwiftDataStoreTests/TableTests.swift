@@ -68,6 +68,55 @@ import Testing
         copy._checkInvariants()
     }
 
+    /// A full segment encodes its string columns whose strings repeat (a city column,
+    /// a mostly nil one) and not a column of distinct strings; every string reads back
+    /// exactly (the same UTF-8, canonically equivalent spellings kept apart), through
+    /// updates to strings it holds and new ones, nils, and copies.
+    @Test func repeatedStringsReadBackExactlyThroughUpdates() {
+        let cities = ["Oslo", "Zürich", "e\u{301}vian", "évian", "", String(repeating: "long city name ", count: 3)]
+        func row(_ i: Int) -> Row {
+            [.string(cities[i % cities.count]), .string("unique-\(i)"),
+             i % 5 == 0 ? .string("a note that is long enough to be stored apart \(i)") : .null]
+        }
+        var table = Table(kinds: [.string, .string, .string])
+        let expected = (0..<(2 * Table.segmentSize + 50)).map(row)
+        let first = table.insert(contentsOf: Array(expected[..<(Table.segmentSize + 10)]))
+        var ids = (0..<Int64(Table.segmentSize + 10)).map { RowID(first.rawValue + $0) }
+        for i in (Table.segmentSize + 10)..<expected.count { ids.append(table.insert(expected[i])) }
+        table._checkInvariants()
+        func check(_ table: Table, _ expected: [Row]) {
+            for (k, id) in ids.enumerated() where k % 13 == 0 || k < 8 || (Table.segmentSize - 4...Table.segmentSize + 4).contains(k) {
+                let read = table[id]
+                #expect(read == expected[k])
+                // Exactly the bytes stored: `==` alone would take "évian" for "e\u{301}vian".
+                if case let .string(a)? = read?[0], case let .string(b) = expected[k][0] {
+                    #expect(Array(a.utf8) == Array(b.utf8))
+                }
+            }
+        }
+        check(table, expected)
+        // Updates inside the first (full) segment: a string it holds, a new one, nil.
+        let updates: [(Int, Row)] = [
+            (3, [.string("Oslo"), .string("u3"), .null]),
+            (4, [.string("Trondheim, new to the segment"), .string("u4"), .string("n")]),
+            (5, [.null, .string("u5"), .null]),
+            (6, [.string("évian"), .string("u6"), .null]),
+        ]
+        var copy = table
+        for (k, new) in updates {
+            copy.update(ids[k], to: new)
+        }
+        var updated = expected
+        for (k, new) in updates { updated[k] = new }
+        copy._checkInvariants()
+        check(copy, updated)
+        check(table, expected)
+        // Two equal long strings made apart read back equal.
+        let a = String(repeating: "x", count: 40), b = String(repeating: "x", count: 20) + String(repeating: "x", count: 20)
+        copy.update(ids[7], to: [.string(a), .string(b), .string(a)])
+        #expect(copy[ids[7]] == [.string(a), .string(b), .string(a)])
+    }
+
     @Test func copiesShareUntouchedRowsAndDivergeOnWrite() {
         var original = Table(kinds: [.int])
         let ids = (0..<3000).map { original.insert([.int(Int64($0))]) }

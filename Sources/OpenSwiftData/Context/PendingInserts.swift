@@ -31,9 +31,14 @@ final class PendingInserts {
     /// entries filled insert by insert cost a cache miss each (about 9 % of W1).
     /// (`UInt32`: a table of a million entries is 24 MB smaller than with `Int`.)
     @exclusivity(unchecked) private var index: [PersistentIdentifier: UInt32]?
-    /// The positions of the runs in `slots`, in order: where a look-up by identifier
-    /// that `index` does not hold looks (O(runs)).
-    @exclusivity(unchecked) private var runPositions: [Int] = []
+    /// The runs' key ranges, highest first (a context's keys count down, so a look's new
+    /// runs usually go at the end), with their positions in `slots`: where a look-up by
+    /// identifier that `index` does not hold looks, by halving. Ranges never overlap: a
+    /// key is in one run at most (see `removedKeys`).
+    @exclusivity(unchecked) private var runRanges: [RunRange] = []
+    /// The keys of run inserts that were removed. An insert removed and inserted again
+    /// keeps its key, so it stays a model: let go again, its key would be in two runs.
+    @exclusivity(unchecked) private var removedKeys: Set<Int64> = []
     /// Kept inserts whose models were made again, by temporary key: retained here until
     /// the save; their rows are gone from `keptRows`.
     @exclusivity(unchecked) private var revived: [Int64: any PersistentModel] = [:]
@@ -60,6 +65,13 @@ final class PendingInserts {
         case kept(KeptRun)
         /// Deleted or rolled back since it was inserted.
         case removed
+    }
+
+    /// The keys of the run at `position` of `slots`.
+    private struct RunRange {
+        var low: Int64
+        var high: Int64
+        var position: Int
     }
 
     /// Where a pending insert is.
@@ -89,14 +101,37 @@ final class PendingInserts {
     private func location(of id: PersistentIdentifier) -> Location? {
         guard id.isTemporary, count > 0 else { return nil }
         if let position = positions()[id] { return .slot(Int(position)) }
+        guard !runRanges.isEmpty else { return nil }
         let key = id.id.key
-        for position in runPositions {
-            guard case let .kept(run) = slots[position], let k = run.element(ofKey: key),
-                  run.layout.temporaryScope === id.id.scope || run.layout.temporaryScope.sameNames(as: id.id.scope)
-            else { continue }
-            return isLive(run, k) ? .run(position, element: k) : nil
+        // The first range whose lowest key is at most `key` (ranges are highest first).
+        var low = 0, high = runRanges.count
+        while low < high {
+            let mid = (low + high) / 2
+            if runRanges[mid].low > key { low = mid + 1 } else { high = mid }
         }
-        return nil
+        guard low < runRanges.count, key <= runRanges[low].high else { return nil }
+        let position = runRanges[low].position
+        guard case let .kept(run) = slots[position], let k = run.element(ofKey: key),
+              run.layout.temporaryScope === id.id.scope || run.layout.temporaryScope.sameNames(as: id.id.scope)
+        else { return nil }
+        return isLive(run, k) ? .run(position, element: k) : nil
+    }
+
+    /// Adds the key range of the run at `position` to `runRanges`.
+    /// - Complexity: O(log runs) when its keys are below the others', else O(runs)
+    private func addRange(of run: KeptRun, at position: Int) {
+        let (first, last) = (run.key(0), run.key(run.count - 1))
+        let range = RunRange(low: min(first, last), high: max(first, last), position: position)
+        if runRanges.last.map({ $0.low > range.high }) ?? true {
+            runRanges.append(range)
+            return
+        }
+        var low = 0, high = runRanges.count
+        while low < high {
+            let mid = (low + high) / 2
+            if runRanges[mid].high > range.high { low = mid + 1 } else { high = mid }
+        }
+        runRanges.insert(range, at: low)
     }
 
     /// Whether element `k` of `run` is pending: its row is kept or its model was made again.
@@ -291,6 +326,7 @@ final class PendingInserts {
             } else {
                 keptRows[run.entity]?.delete(run.row(k))
             }
+            removedKeys.insert(run.key(k))
             run.live -= 1
             slots[position] = .kept(run)
         }
@@ -308,7 +344,8 @@ final class PendingInserts {
         slots = []
         count = 0
         index = nil
-        runPositions = []
+        runRanges = []
+        removedKeys = []
         revived = [:]
         spillMark = 0
         keptRows = [:]
@@ -320,21 +357,20 @@ final class PendingInserts {
     /// - Complexity: O(slots), amortized O(1) per removal
     private func compact() {
         var kept: [Slot] = []
-        var runs: [Int] = []
         var mark = 0
+        runRanges = []
         for (position, slot) in slots.enumerated() {
             switch slot {
             case .removed: continue
             case let .kept(run):
                 guard run.live > 0 else { continue }
-                runs.append(kept.count)
+                addRange(of: run, at: kept.count)
             case .model: break
             }
             kept.append(slot)
             if position < spillMark { mark = kept.count }
         }
         slots = kept
-        runPositions = runs
         spillMark = mark
         index = nil
     }
@@ -366,7 +402,9 @@ final class PendingInserts {
             // `probe` holds the list's reference now, in a stored property, where
             // whether it is the only one is asked in place (asked of a local or of an
             // existential, it is asked of a copy in a debug build, and is never so).
-            if isKnownUniquelyReferenced(&probe), let model = probeModel, let spilled = record(model) {
+            if isKnownUniquelyReferenced(&probe), let model = probeModel,
+               removedKeys.isEmpty || !removedKeys.contains(model.modelBacking.identifier.id.key),
+               let spilled = record(model) {
                 index?[spilled.identifier] = nil
                 if case var .kept(run) = looked.last, run.extend(with: spilled) {
                     looked[looked.count - 1] = .kept(run)
@@ -382,7 +420,7 @@ final class PendingInserts {
         storeKeptRows()
         slots.replaceSubrange(spillMark..<end, with: looked)
         for (offset, slot) in looked.enumerated() {
-            if case .kept = slot { runPositions.append(spillMark + offset) }
+            if case let .kept(run) = slot { addRange(of: run, at: spillMark + offset) }
         }
         if index != nil {
             // The slots from here on moved.

@@ -300,7 +300,7 @@ extension ByteWriter {
             forEachCell { column, p, i in values.append(Bitmap.test(present, i) ? column.doubles[p].bitPattern : 0) }
             words(values)
         case .string:
-            forEachCell { column, p, i in if Bitmap.test(present, i) { string(column.strings[p]) } }
+            forEachCell { column, p, i in if Bitmap.test(present, i) { string(column.storedString(at: p)) } }
         case .references:
             forEachCell { column, p, i in
                 guard Bitmap.test(present, i) else { return }

@@ -108,7 +108,14 @@ public struct ColumnFilter {
             // As the interpreter compares dates for equality: their intervals, as numbers.
             let t = k.timeIntervalSinceReferenceDate
             typed = column.doubles.withUnsafeBufferPointer { v in fill(n) { v[$0] == t } }
-        case let (.string, .string(k)): typed = fill(n) { column.strings[$0] == k }
+        case let (.string, .string(k)):
+            if column.isEncoded {
+                // Each distinct string compared once, then looked up by code.
+                let hits = column.dictionary.map { $0 == k }
+                typed = column.codes.withUnsafeBufferPointer { codes in fill(n) { hits[Int(codes[$0])] } }
+            } else {
+                typed = fill(n) { column.strings[$0] == k }
+            }
         case let (.reference, .reference(k)): typed = column.ints.withUnsafeBufferPointer { v in fill(n) { v[$0] == k.rawValue } }
         case let (.references, .references(k)): typed = fill(n) { column.list(at: $0) == k }
         default: return zeros(n)  // another kind is never equal; nil rows are not equal to a value
@@ -145,7 +152,13 @@ public struct ColumnFilter {
         case let (.double, .double(k)): typed = column.doubles.withUnsafeBufferPointer { compare(columnOp, $0, k, n) }
         case let (.date, .date(k)):
             typed = column.doubles.withUnsafeBufferPointer { compareDates(columnOp, $0, k.timeIntervalSinceReferenceDate, n) }
-        case let (.string, .string(k)): typed = fill(n) { columnOp.holds(StringOrder.compare(column.strings[$0], k), 0) }
+        case let (.string, .string(k)):
+            if column.isEncoded {
+                let hits = column.dictionary.map { columnOp.holds(StringOrder.compare($0, k), 0) }
+                typed = column.codes.withUnsafeBufferPointer { codes in fill(n) { hits[Int(codes[$0])] } }
+            } else {
+                typed = fill(n) { columnOp.holds(StringOrder.compare(column.strings[$0], k), 0) }
+            }
         default:
             // Mixed kinds, and kinds without a typed order: each position's value.
             return fill(n) {

@@ -53,7 +53,13 @@ struct Column: Sendable {
     private(set) var uints: [UInt64] = []
     /// `.double` values, and `.date` values as seconds since the reference date.
     private(set) var doubles: [Double] = []
+    /// `.string` values, one per position, unless the column is encoded.
     private(set) var strings: [String] = []
+    /// An encoded `.string` column's distinct strings (`seal()`): the value at a
+    /// position is `dictionary[codes[position]]`. Empty when not encoded.
+    private(set) var dictionary: [String] = []
+    /// An encoded `.string` column's code at each position.
+    private(set) var codes: [UInt16] = []
     /// `.references` values: empty while every list of the column is (to-many
     /// relationships of a large import usually are, or are held on the other side),
     /// else one per position. An empty array per row was 8 bytes a row.
@@ -103,7 +109,7 @@ struct Column: Sendable {
         case .uint: return .uint(uints[position])
         case .double: return .double(doubles[position])
         case .date: return .date(Date(timeIntervalSinceReferenceDate: doubles[position]))
-        case .string: return .string(strings[position])
+        case .string: return .string(storedString(at: position))
         case .reference: return .reference(RowID(ints[position]))
         case .references: return .references(list(at: position))
         case .value: return values[position]
@@ -120,8 +126,19 @@ struct Column: Sendable {
     /// - Complexity: O(1)
     @inline(__always)
     func string(at position: Int) -> String? {
-        kind == .string && Bitmap.test(present, position) ? strings[position] : nil
+        kind == .string && Bitmap.test(present, position) ? storedString(at: position) : nil
     }
+
+    /// The string a `.string` column holds at `position` (`""` where it is nil, unless
+    /// encoded), present or not.
+    /// - Complexity: O(1)
+    @inline(__always)
+    func storedString(at position: Int) -> String {
+        dictionary.isEmpty ? strings[position] : dictionary[Int(codes[position])]
+    }
+
+    /// Whether the column's strings are encoded (`seal()`).
+    var isEncoded: Bool { !dictionary.isEmpty }
 
     /// The value at `position` of a column of scalar `kind`, packed as an index key;
     /// nil where it is nil or the column holds another kind.
@@ -147,6 +164,7 @@ struct Column: Sendable {
     /// a large insert).
     /// - Complexity: amortized O(1)
     mutating func append(_ value: Value) {
+        if isEncoded { decodeStrings() }
         let position = count
         count += 1
         if Bitmap.wordCount(count) > present.count { present.append(0) }
@@ -181,6 +199,7 @@ struct Column: Sendable {
         // column one and a half times over while a segment filled.
         // (A small one lets the buffers grow as arrays do: reserving exactly what each
         // needs copied the column every time.)
+        if isEncoded { decodeStrings() }
         if rows.count >= 256 { reserve(max(count + rows.count, Table.segmentSize)) }
         let kind = self.kind
         var i = rows.startIndex
@@ -266,7 +285,8 @@ struct Column: Sendable {
         case let (.uint, .uint(v)): uints[position] = v
         case let (.double, .double(v)): doubles[position] = v
         case let (.date, .date(v)): doubles[position] = v.timeIntervalSinceReferenceDate
-        case let (.string, .string(v)): strings[position] = v
+        case let (.string, .string(v)):
+            if isEncoded { setEncoded(v, at: position) } else { strings[position] = v }
         case let (.reference, .reference(v)): ints[position] = v.rawValue
         case let (.references, .references(v)):
             if lists.isEmpty {
@@ -289,11 +309,100 @@ struct Column: Sendable {
     mutating func clear(at position: Int) {
         switch kind {
         case .value: values[position] = .null
-        case .string: strings[position] = ""
+        // (An encoded column keeps the code: its string stays in the dictionary anyway.)
+        case .string: if !isEncoded { strings[position] = "" }
         case .references: if !lists.isEmpty { lists[position] = [] }
         default: break
         }
         Bitmap.set(&present, position, false)
+    }
+
+    // MARK: Encoded strings
+
+    /// Encodes a `.string` column whose strings repeat enough that a code per position
+    /// (2 bytes) and each distinct string once take at most three quarters of a string
+    /// per position (16 bytes): a city or a category column, or a column mostly nil.
+    /// Realm's string enumeration, per segment. A table seals a segment's columns when
+    /// it fills. Strings are told apart by their two words (`StringOrder.words`), so
+    /// one is never given another's code: small strings by their bytes, long ones by
+    /// their storage (equal long strings in different storage are stored apart).
+    /// - Complexity: O(positions)
+    mutating func seal() {
+        guard kind == .string, !isEncoded, count >= 64 else { return }
+        let limit = count * 5 / 8
+        var table = [UInt16](repeating: 0, count: Self.tableSize(for: count))
+        let mask = table.count - 1
+        var dictionary: [String] = []
+        var codes = [UInt16](repeating: 0, count: count)
+        for p in 0..<count {
+            // Nearly every string distinct so far (a name column): it will not pay.
+            if p == 1_024, dictionary.count > 920 { return }
+            let string = strings[p]
+            let (w0, w1) = StringOrder.words(string)
+            var slot = Self.hash(w0, w1) & mask
+            while true {
+                let entry = table[slot]
+                if entry == 0 {
+                    guard dictionary.count < limit else { return }
+                    dictionary.append(string)
+                    table[slot] = UInt16(dictionary.count)
+                    codes[p] = UInt16(dictionary.count - 1)
+                    break
+                }
+                let (v0, v1) = StringOrder.words(dictionary[Int(entry) - 1])
+                if v0 == w0, v1 == w1 {
+                    codes[p] = entry - 1
+                    break
+                }
+                slot = (slot + 1) & mask
+            }
+        }
+        // Pays: `limit` keeps the dictionary (16 bytes a string) and the codes within
+        // three quarters of the strings.
+        self.dictionary = dictionary
+        self.codes = codes
+        strings = []
+    }
+
+    /// The open-addressing table `seal()` sizes for `count` strings: a power of two,
+    /// at most half full.
+    private static func tableSize(for count: Int) -> Int {
+        var size = 64
+        while size < count * 2 { size <<= 1 }
+        return size
+    }
+
+    @inline(__always)
+    private static func hash(_ w0: UInt64, _ w1: UInt64) -> Int {
+        var h = w0 &* 0x9E37_79B9_7F4A_7C15 ^ (w1 &+ 0x632B_E59B_D9B4_E019)
+        h ^= h >> 29
+        h = h &* 0xBF58_476D_1CE4_E5B9
+        h ^= h >> 32
+        return Int(truncatingIfNeeded: h)
+    }
+
+    /// Writes `string` at `position` of an encoded column: its code, a new one if it
+    /// is new (the column is decoded when codes run out).
+    /// - Complexity: O(distinct strings)
+    private mutating func setEncoded(_ string: String, at position: Int) {
+        let (w0, w1) = StringOrder.words(string)
+        if let code = dictionary.firstIndex(where: { StringOrder.words($0) == (w0, w1) }) {
+            codes[position] = UInt16(code)
+        } else if dictionary.count < Int(UInt16.max) {
+            dictionary.append(string)
+            codes[position] = UInt16(dictionary.count - 1)
+        } else {
+            decodeStrings()
+            strings[position] = string
+        }
+    }
+
+    /// Turns an encoded column back into a string per position.
+    /// - Complexity: O(positions)
+    private mutating func decodeStrings() {
+        strings = codes.map { dictionary[Int($0)] }
+        dictionary = []
+        codes = []
     }
 
     /// Turns the column into a `.value` column holding the same values.

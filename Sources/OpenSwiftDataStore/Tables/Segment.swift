@@ -28,9 +28,17 @@ struct Segment: Sendable {
         used = count
         liveCount = count
         live = Bitmap.allSet(count)
+        if isFull { seal() }
     }
 
     var isFull: Bool { used == Table.segmentSize }
+
+    /// Encodes the columns whose strings repeat (`Column.seal()`): a full segment takes
+    /// no more appends, so this is done once, when it fills.
+    /// - Complexity: O(positions × string slots)
+    mutating func seal() {
+        for slot in columns.indices where columns[slot].kind == .string { columns[slot].seal() }
+    }
 
     /// Moves every identifier of the segment by `delta` (its rows keep their order).
     /// - Complexity: O(1) while identifiers are consecutive, else O(positions)
@@ -90,6 +98,7 @@ struct Segment: Sendable {
         used += 1
         if Bitmap.wordCount(used) > live.count { live.append(0) }
         setLive(used - 1, true)
+        if isFull { seal() }
     }
 
     /// Appends `rows` under consecutive identifiers from `raw` on (above `lastID`),
@@ -109,6 +118,7 @@ struct Segment: Sendable {
         while Bitmap.wordCount(used) > live.count { live.append(0) }
         for position in start..<used { Bitmap.set(&live, position, true) }
         liveCount += rows.count
+        if isFull { seal() }
     }
 
     mutating func write(_ row: Row, at position: Int) {

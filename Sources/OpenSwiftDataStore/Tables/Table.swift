@@ -73,7 +73,7 @@ public struct Table: Sendable {
 
     /// Calls `body` with column `slot` of segment `s` in place. Read as
     /// `segments[s].columns[slot]`, a column is copied out first, which retains and
-    /// releases each of its nine buffers: about twenty atomic operations for a read
+    /// releases each of its eleven buffers: two atomic operations each for a read
     /// of one value (a tenth of W5, which reads one attribute of each model it makes).
     @inline(__always)
     func withColumn<R>(segment s: Int, slot: Int, _ body: (Column) -> R) -> R {
