@@ -284,7 +284,7 @@ extension ModelContext {
     /// only links made to them since.
     private func applyDeletes(_ closure: [any PersistentModel]) {
         for model in closure { deleteModel(model) }
-        for model in closure { detachFromInverses(model) }
+        for model in closure { detachFromInverses(model, sparingDeleted: true) }
         // The closure covers every saved model deleted; what may be left are deletes
         // of models inserted since the last save, whose cascades still have to run.
         propagatedDeletes = deleted.count
