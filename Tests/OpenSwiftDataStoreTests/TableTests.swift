@@ -117,6 +117,22 @@ import Testing
         #expect(copy[ids[7]] == [.string(a), .string(b), .string(a)])
     }
 
+    /// A row of an encoded column written again and again with new strings: the column
+    /// is decoded once its dictionary is full, and every row reads back what was written.
+    @Test func manyNewStringsWrittenToAnEncodedColumnReadBack() {
+        var table = Table(kinds: [.string])
+        let ids = (0..<Table.segmentSize).map { table.insert([.string($0.isMultiple(of: 2) ? "a" : "b")]) }
+        for round in 0..<3_000 {
+            table.update(ids[7], to: [.string("note \(round) of row 7, long enough to be stored apart")])
+            if round.isMultiple(of: 500) { table.update(ids[8], to: [.string("r\(round)")]) }
+        }
+        table._checkInvariants()
+        #expect(table[ids[7]] == [.string("note 2999 of row 7, long enough to be stored apart")])
+        #expect(table[ids[8]] == [.string("r2500")])
+        #expect(table[ids[9]] == [.string("b")])
+        #expect(table[ids[10]] == [.string("a")])
+    }
+
     @Test func copiesShareUntouchedRowsAndDivergeOnWrite() {
         var original = Table(kinds: [.int])
         let ids = (0..<3000).map { original.insert([.int(Int64($0))]) }

@@ -95,6 +95,29 @@ import Testing
         #expect(held.allSatisfy { !$0.persistentModelID.isTemporary })
     }
 
+    /// Identifiers read in reverse before each batch is inserted make runs whose keys
+    /// count up, each above the last run's (and, in pairs, runs of two): every kept insert
+    /// is still found by its identifier, across the blocks of keys runs are listed under.
+    @Test(arguments: [2, 50, 700])
+    func runsWhoseKeysCountUpAreFoundByIdentifier(batch: Int) throws {
+        let context = ModelContext(container)
+        var ids: [PersistentIdentifier] = []
+        var next = 0
+        while next < 3_000 {
+            let made = (next..<(next + batch)).map(Self.parcel)
+            var batchIDs = [PersistentIdentifier?](repeating: nil, count: batch)
+            for k in made.indices.reversed() { batchIDs[k] = made[k].persistentModelID }
+            for parcel in made { context.insert(parcel) }
+            ids += batchIDs.map { $0! }
+            next += batch
+        }
+        for (i, id) in ids.enumerated() where i % 7 == 0 || i < 3 {
+            #expect((context.model(for: id) as? Parcel)?.code == "P\(i)")
+        }
+        try context.save()
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Parcel>()) == next)
+    }
+
     /// Inserts 1,500 parcels from `first` on that the app does not hold: more than a look's
     /// worth, so most are let go.
     private func insertUnheld(from first: Int, into context: ModelContext) -> [PersistentIdentifier] {

@@ -31,11 +31,13 @@ final class PendingInserts {
     /// entries filled insert by insert cost a cache miss each (about 9 % of W1).
     /// (`UInt32`: a table of a million entries is 24 MB smaller than with `Int`.)
     @exclusivity(unchecked) private var index: [PersistentIdentifier: UInt32]?
-    /// The runs' key ranges, highest first (a context's keys count down, so a look's new
-    /// runs usually go at the end), with their positions in `slots`: where a look-up by
-    /// identifier that `index` does not hold looks, by halving. Ranges never overlap: a
-    /// key is in one run at most (see `removedKeys`).
-    @exclusivity(unchecked) private var runRanges: [RunRange] = []
+    /// The positions in `slots` of the runs whose keys fall in each block of 1,024 keys
+    /// (`key >> 10`): where a look-up by identifier that `index` does not hold looks. A
+    /// run of a look's thousand inserts is in one or two blocks; runs of one or two (keys
+    /// out of order, entities in turn) share a block by the hundred. Runs' keys never
+    /// overlap: a key is in one run at most (see `removedKeys`). (A table of ranges kept
+    /// sorted cost O(runs) per run whose keys came above the others'.)
+    @exclusivity(unchecked) private var runBlocks: [Int64: [Int32]] = [:]
     /// The keys of run inserts that were removed. An insert removed and inserted again
     /// keeps its key, so it stays a model: let go again, its key would be in two runs.
     @exclusivity(unchecked) private var removedKeys: Set<Int64> = []
@@ -67,13 +69,6 @@ final class PendingInserts {
         case removed
     }
 
-    /// The keys of the run at `position` of `slots`.
-    private struct RunRange {
-        var low: Int64
-        var high: Int64
-        var position: Int
-    }
-
     /// Where a pending insert is.
     private enum Location {
         case slot(Int)
@@ -97,41 +92,31 @@ final class PendingInserts {
     }
 
     /// Where the pending insert `id` is, if it is one.
-    /// - Complexity: O(1) expected once `index` is made, plus O(runs)
+    /// - Complexity: O(1) expected once `index` is made, plus O(runs in the key's block)
     private func location(of id: PersistentIdentifier) -> Location? {
         guard id.isTemporary, count > 0 else { return nil }
         if let position = positions()[id] { return .slot(Int(position)) }
-        guard !runRanges.isEmpty else { return nil }
+        guard !runBlocks.isEmpty, let positions = runBlocks[id.id.key >> 10] else { return nil }
         let key = id.id.key
-        // The first range whose lowest key is at most `key` (ranges are highest first).
-        var low = 0, high = runRanges.count
-        while low < high {
-            let mid = (low + high) / 2
-            if runRanges[mid].low > key { low = mid + 1 } else { high = mid }
+        for p in positions {
+            let position = Int(p)
+            guard case let .kept(run) = slots[position], let k = run.element(ofKey: key) else { continue }
+            // (The one run that holds the key.)
+            guard run.layout.temporaryScope === id.id.scope || run.layout.temporaryScope.sameNames(as: id.id.scope) else {
+                return nil
+            }
+            return isLive(run, k) ? .run(position, element: k) : nil
         }
-        guard low < runRanges.count, key <= runRanges[low].high else { return nil }
-        let position = runRanges[low].position
-        guard case let .kept(run) = slots[position], let k = run.element(ofKey: key),
-              run.layout.temporaryScope === id.id.scope || run.layout.temporaryScope.sameNames(as: id.id.scope)
-        else { return nil }
-        return isLive(run, k) ? .run(position, element: k) : nil
+        return nil
     }
 
-    /// Adds the key range of the run at `position` to `runRanges`.
-    /// - Complexity: O(log runs) when its keys are below the others', else O(runs)
-    private func addRange(of run: KeptRun, at position: Int) {
+    /// Lists the run at `position` under the blocks its keys fall in (`runBlocks`).
+    /// - Complexity: O(blocks of the run), amortized
+    private func addBlocks(of run: KeptRun, at position: Int) {
         let (first, last) = (run.key(0), run.key(run.count - 1))
-        let range = RunRange(low: min(first, last), high: max(first, last), position: position)
-        if runRanges.last.map({ $0.low > range.high }) ?? true {
-            runRanges.append(range)
-            return
+        for block in (min(first, last) >> 10)...(max(first, last) >> 10) {
+            runBlocks[block, default: []].append(Int32(position))
         }
-        var low = 0, high = runRanges.count
-        while low < high {
-            let mid = (low + high) / 2
-            if runRanges[mid].high > range.high { low = mid + 1 } else { high = mid }
-        }
-        runRanges.insert(range, at: low)
     }
 
     /// Whether element `k` of `run` is pending: its row is kept or its model was made again.
@@ -344,7 +329,7 @@ final class PendingInserts {
         slots = []
         count = 0
         index = nil
-        runRanges = []
+        runBlocks = [:]
         removedKeys = []
         revived = [:]
         spillMark = 0
@@ -358,13 +343,13 @@ final class PendingInserts {
     private func compact() {
         var kept: [Slot] = []
         var mark = 0
-        runRanges = []
+        runBlocks = [:]
         for (position, slot) in slots.enumerated() {
             switch slot {
             case .removed: continue
             case let .kept(run):
                 guard run.live > 0 else { continue }
-                addRange(of: run, at: kept.count)
+                addBlocks(of: run, at: kept.count)
             case .model: break
             }
             kept.append(slot)
@@ -420,7 +405,7 @@ final class PendingInserts {
         storeKeptRows()
         slots.replaceSubrange(spillMark..<end, with: looked)
         for (offset, slot) in looked.enumerated() {
-            if case let .kept(run) = slot { addRange(of: run, at: spillMark + offset) }
+            if case let .kept(run) = slot { addBlocks(of: run, at: spillMark + offset) }
         }
         if index != nil {
             // The slots from here on moved.

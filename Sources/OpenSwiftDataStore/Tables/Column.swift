@@ -305,7 +305,8 @@ struct Column: Sendable {
         Bitmap.set(&present, position, true)
     }
 
-    /// Makes the value at `position` nil, releasing what it held.
+    /// Makes the value at `position` nil, releasing what it held (an encoded string
+    /// stays in its column's dictionary).
     mutating func clear(at position: Int) {
         switch kind {
         case .value: values[position] = .null
@@ -382,13 +383,15 @@ struct Column: Sendable {
     }
 
     /// Writes `string` at `position` of an encoded column: its code, a new one if it
-    /// is new (the column is decoded when codes run out).
-    /// - Complexity: O(distinct strings)
+    /// is new. Strings overwritten stay in the dictionary, so once it holds as many as
+    /// `seal()` allows the column is decoded: updates of distinct strings (a note column
+    /// filled row by row) then cost what they cost unencoded.
+    /// - Complexity: O(distinct strings), at most five eighths of the positions
     private mutating func setEncoded(_ string: String, at position: Int) {
         let (w0, w1) = StringOrder.words(string)
         if let code = dictionary.firstIndex(where: { StringOrder.words($0) == (w0, w1) }) {
             codes[position] = UInt16(code)
-        } else if dictionary.count < Int(UInt16.max) {
+        } else if dictionary.count < count * 5 / 8 {
             dictionary.append(string)
             codes[position] = UInt16(dictionary.count - 1)
         } else {
