@@ -72,7 +72,7 @@ public struct AssignedRows: Sendable {
 
     public var isEmpty: Bool { count == 0 }
 
-    /// The permanent rows, in temporary-row order.
+    /// The permanent rows, by entity and then temporary row.
     /// - Complexity: O(pairs)
     public var values: [RowID] {
         var values: [RowID] = []
