@@ -54,9 +54,7 @@ extension ModelContext {
             // model, stays with its model.)
             guard identifier.id.scope === layout.temporaryScope else { return nil }
             let kept = registry.pending.keep(values, of: entity) { store.schema.entities[entity] }
-            guard let spilled = SpilledInsert(identifier: identifier, layout: layout, entity: entity, row: kept) else {
-                preconditionFailure("a kept row past the record's range")
-            }
+            let spilled = SpilledInsert(identifier: identifier, layout: layout, entity: entity, row: kept)
             // It ends when the registry lets go: leaving the context first, its end
             // looks nothing up.
             backing.context = nil

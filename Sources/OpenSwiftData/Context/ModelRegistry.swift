@@ -203,8 +203,7 @@ struct RegistryKey: Hashable {
 /// where its row is, and what makes its model again.
 ///
 /// Made from a `KeptRun` when asked for, and 24 bytes: its key, layout, entity and
-/// row. The identifier is its key in its layout's temporary scope (the failable `init`
-/// returns nil for another scope).
+/// row. The identifier is its key in its layout's temporary scope.
 struct SpilledInsert {
     /// The layout the model had (its hierarchy's, in a container with one).
     let layout: EntityLayout
@@ -213,8 +212,7 @@ struct SpilledInsert {
     private let entityIndex: Int32
     private let rowIndex: UInt32
 
-    /// The insert of `identifier`, when it is in `layout`'s temporary scope and `entity`
-    /// and `row` fit the record.
+    /// An insert of a run (`KeptRun.insert`).
     init(layout: EntityLayout, key: Int64, entity: Int32, row: UInt32) {
         self.layout = layout
         self.key = key
@@ -222,13 +220,14 @@ struct SpilledInsert {
         rowIndex = row
     }
 
-    init?(identifier: PersistentIdentifier, layout: EntityLayout, entity: Int, row: RowID) {
-        guard identifier.id.scope === layout.temporaryScope, let entityIndex = Int32(exactly: entity),
-              let rowIndex = UInt32(exactly: row.rawValue) else { return nil }
-        self.layout = layout
-        key = identifier.id.key
-        self.entityIndex = entityIndex
-        self.rowIndex = rowIndex
+    /// The insert of `identifier`, which must be in `layout`'s temporary scope (the
+    /// caller lets go no other), kept in row `row` of `entity`'s table.
+    init(identifier: PersistentIdentifier, layout: EntityLayout, entity: Int, row: RowID) {
+        precondition(identifier.id.scope === layout.temporaryScope, "a kept insert of another scope")
+        guard let entityIndex = Int32(exactly: entity), let rowIndex = UInt32(exactly: row.rawValue) else {
+            preconditionFailure("a kept row past the record's range")
+        }
+        self.init(layout: layout, key: identifier.id.key, entity: entityIndex, row: rowIndex)
     }
 
     var identifier: PersistentIdentifier { PersistentIdentifier(scope: layout.temporaryScope, key: key) }
