@@ -191,6 +191,57 @@ import Testing
         }
     }
 
+    /// Many models coming and going, some looked up by identifiers decoded elsewhere
+    /// (a scope of their own): the context finds each held model and no ended one.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func registeredModelsFollowModelsThatComeAndGo(round: UInt64) throws {
+        func decoded(_ id: PersistentIdentifier) throws -> PersistentIdentifier {
+            try JSONDecoder().decode(PersistentIdentifier.self, from: JSONEncoder().encode(id))
+        }
+        try seed((0..<3_000).map { String(format: "r%04d", $0) })
+        let context = ModelContext(container)
+        var generator = QSplitMix64(seed: round)
+        var held: [PersistentIdentifier: Trip] = [:]
+        var ended: Set<PersistentIdentifier> = []
+        for _ in 0..<25 {
+            do {
+                let low = String(format: "r%04d", Int.random(in: 0..<3_000, using: &generator))
+                var descriptor = FetchDescriptor<Trip>(predicate: #Predicate { $0.name >= low }, sortBy: [SortDescriptor(\.name)])
+                descriptor.fetchLimit = 400
+                for trip in try context.fetch(descriptor) {
+                    ended.remove(trip.persistentModelID)
+                    if let kept = held[trip.persistentModelID] {
+                        #expect(kept === trip, "a held model is the one object of its row")
+                    } else if Int.random(in: 0..<3, using: &generator) == 0 {
+                        held[trip.persistentModelID] = trip
+                    }
+                }
+                // Some made by identifier, decoded or not.
+                for _ in 0..<20 {
+                    let name = String(format: "r%04d", Int.random(in: 0..<3_000, using: &generator))
+                    let id = try #require(try fetchTrip(name, in: ModelContext(container))?.persistentModelID)
+                    let lookedUp = Bool.random(using: &generator) ? try decoded(id) : id
+                    let trip = try #require(context.model(for: lookedUp) as? Trip)
+                    #expect(trip.name == name)
+                    if let kept = held[id] { #expect(kept === trip) } else { held[id] = trip }
+                    ended.remove(id)
+                }
+            }
+            let dropping = held.keys.filter { _ in Bool.random(using: &generator) }
+            for id in dropping {
+                weak let gone = held[id]
+                held[id] = nil
+                if gone == nil { ended.insert(id) }
+            }
+            for (id, trip) in held {
+                #expect(context.registeredModel(for: id) as Trip? === trip)
+                #expect(context.registeredModel(for: try decoded(id)) as Trip? === trip)
+            }
+            for id in ended { #expect(context.registeredModel(for: id) as Trip? == nil) }
+        }
+        #expect(!ended.isEmpty)
+    }
+
     @Test func aModelRegisteredAgainAfterItEndedIsStillUnique() throws {
         try seed(["H"])
         let context = ModelContext(container)

@@ -21,21 +21,15 @@ import OpenSwiftDataStore
 ///
 /// Only `retained` and `pending` hold references, so mutating
 /// `unretained` never ends a model, and the `forget` a model's end triggers (while
-/// those change) touches `unretained` only: no access overlaps another, and the two
-/// skip dynamic exclusivity checks (two `swift_beginAccess` calls, about 160
-/// instructions, per model that ends).
+/// those change) touches `unretained` only: no access overlaps another, and
+/// `retained` and `unretained`'s storage skip dynamic exclusivity checks (two
+/// `swift_beginAccess` calls, about 160 instructions, per model that ends).
 final class ModelRegistry {
-    /// A saved, unchanged model, unretained; `backing` tells its entry from a newer
-    /// model's entry under the same identifier.
-    private struct Unretained {
-        unowned(unsafe) let model: any PersistentModel
-        let backing: ObjectIdentifier
-    }
-
     /// Saved models with unsaved changes (changed or deleted), retained; also a
     /// pending insert a custom store's save left unstored and a later change retains.
     @exclusivity(unchecked) private var retained: [PersistentIdentifier: any PersistentModel] = [:]
-    @exclusivity(unchecked) private var unretained: [RegistryKey: Unretained] = [:]
+    /// Saved, unchanged models, unretained.
+    private let unretained = UnretainedModels()
     /// Pending inserts, in insertion order.
     let pending = PendingInserts()
     /// The context, which makes the model of a kept insert again.
@@ -48,7 +42,7 @@ final class ModelRegistry {
     /// - Complexity: O(1) expected (the first look-up of a pending insert: O(pending inserts))
     subscript(id: PersistentIdentifier) -> (any PersistentModel)? {
         if let model = retained[id] { return model }
-        if let entry = unretained[RegistryKey(id)] { return entry.model }
+        if let model = unretained[id] { return model }
         return pending.model(for: id)
     }
 
@@ -62,7 +56,7 @@ final class ModelRegistry {
     /// million pending inserts would otherwise make.
     /// - Complexity: O(1) expected
     func isRetainedInsert(registered id: PersistentIdentifier) -> Bool {
-        id.isTemporary && (unretained.isEmpty || unretained[RegistryKey(id)] == nil)
+        id.isTemporary && !unretained.contains(id)
     }
 
     /// The number of registered models.
@@ -88,14 +82,14 @@ final class ModelRegistry {
     /// - Complexity: O(1) expected
     func register(_ model: any PersistentModel, as id: PersistentIdentifier, retained keep: Bool) {
         if keep {
-            if !unretained.isEmpty { unretained[RegistryKey(id)] = nil }
+            unretained.remove(id)
             if id.isTemporary {
                 pending.append(model, as: id)
             } else {
                 retained[id] = model
             }
         } else {
-            unretained[RegistryKey(id)] = Unretained(model: model, backing: ObjectIdentifier(model.modelBacking))
+            unretained.set(model, backing: ObjectIdentifier(model.modelBacking), for: id)
             guard !retained.isEmpty else { return }
             // Dropped after the access: a model ending here must not find `retained` busy.
             let replaced = retained.removeValue(forKey: id)
@@ -108,14 +102,14 @@ final class ModelRegistry {
     /// - Complexity: O(1) expected
     func registerMade(_ model: any PersistentModel, backing: ObjectIdentifier, as id: PersistentIdentifier) {
         assert(self[id] == nil, "a made model replaces a registered one")
-        unretained[RegistryKey(id)] = Unretained(model: model, backing: backing)
+        unretained.add(model, backing: backing, for: id)
     }
 
     /// Retains the registered model `id` (it has unsaved changes now).
     /// - Complexity: O(1) expected
     func retain(_ id: PersistentIdentifier) {
-        guard retained[id] == nil, let entry = unretained.removeValue(forKey: RegistryKey(id)) else { return }
-        retained[id] = entry.model
+        guard retained[id] == nil, let model = unretained.remove(id) else { return }
+        retained[id] = model
     }
 
     /// Unregisters `id`; returns the model it held (nil for a kept insert), which
@@ -126,7 +120,7 @@ final class ModelRegistry {
         let (found, model) = pending.remove(id)
         if found { return model }
         if let model = retained.removeValue(forKey: id) { return model }
-        return unretained.removeValue(forKey: RegistryKey(id))?.model
+        return unretained.remove(id)
     }
 
     /// Stops retaining every model: after a save or rollback none has unsaved changes.
@@ -140,7 +134,7 @@ final class ModelRegistry {
             var taken = pending.take()
             while let insert = taken.next() {
                 guard case let .model(model) = insert else { continue }
-                unretained[RegistryKey(model.modelBacking.identifier)] = Unretained(model: model, backing: ObjectIdentifier(model.modelBacking))
+                unretained.set(model, backing: ObjectIdentifier(model.modelBacking), for: model.modelBacking.identifier)
             }
         }
         guard !retained.isEmpty else { return }
@@ -148,7 +142,7 @@ final class ModelRegistry {
         retained = [:]
         unretained.reserveCapacity(unretained.count + released.count)
         for (id, model) in released {
-            unretained[RegistryKey(id)] = Unretained(model: model, backing: ObjectIdentifier(model.modelBacking))
+            unretained.set(model, backing: ObjectIdentifier(model.modelBacking), for: id)
         }
     }
 
@@ -156,47 +150,14 @@ final class ModelRegistry {
     /// whatever ends the caller's work lets end. (Kept inserts have no model.)
     /// - Complexity: O(registered models)
     func allModels() -> [any PersistentModel] {
-        Array(retained.values) + unretained.values.map(\.model) + pending.models
+        Array(retained.values) + unretained.models + pending.models
     }
 
     /// Removes the unretained entry of a model whose backing data `backing` is ending.
     /// - Complexity: O(1) expected
     func forget(_ id: PersistentIdentifier, backing: ObjectIdentifier) {
-        // One hash of the identifier, not two: every saved model that ends comes here.
-        if let index = unretained.index(forKey: RegistryKey(id)), unretained[index].value.backing == backing {
-            unretained.remove(at: index)
-        }
+        unretained.forget(id, backing: backing)
     }
-}
-
-/// An identifier as `ModelRegistry.unretained` holds it: its scope is retained only
-/// when it is not shared (`IdentifierScope.isShared`). A shared scope outlives the
-/// context, so its keys are a pointer and a row key: filling and emptying the table
-/// with a hundred thousand fetched models retains and releases no scope, where each
-/// entry cost two atomic operations on one object that every identifier shares.
-struct RegistryKey: Hashable {
-    unowned(unsafe) let scope: IdentifierScope
-    /// `scope`, retained, when it is not shared (a decoded identifier's, a custom
-    /// store's primary key's).
-    private let owned: IdentifierScope?
-    let key: Int64
-
-    @inline(__always)
-    init(_ id: PersistentIdentifier) {
-        let scope = id.id.scope
-        self.scope = scope
-        owned = scope.isShared ? nil : scope
-        key = id.id.key
-    }
-
-    /// As `PersistentIdentifier.ID`'s `==`.
-    static func == (lhs: RegistryKey, rhs: RegistryKey) -> Bool {
-        lhs.key == rhs.key && (lhs.scope === rhs.scope || lhs.scope.sameNames(as: rhs.scope))
-    }
-
-    func hash(into hasher: inout Hasher) { hasher.combine(key) }
-
-    func _rawHashValue(seed: Int) -> Int { PersistentIdentifier.ID.hash(key: key, seed: seed) }
 }
 
 /// A pending insert whose model nothing held any more (`PendingInserts.spillUnheld`):
