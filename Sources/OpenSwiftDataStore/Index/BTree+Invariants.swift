@@ -12,11 +12,12 @@ extension BTree {
         var leafDepth: Int?
         func visit(_ node: Node, depth: Int, lower: Entry?, upper: Entry?) {
             if node.isLeaf {
-                precondition(node.entries.count <= Self.capacity, "leaf over capacity")
-                precondition(!node.entries.isEmpty || (depth == 0 && count == 0), "empty leaf below the root")
+                precondition(node.keys.count == node.rows.count, "a leaf's keys and rows disagree")
+                precondition(node.entryCount <= Self.capacity, "leaf over capacity")
+                precondition(!node.isEmpty || (depth == 0 && count == 0), "empty leaf below the root")
                 precondition(leafDepth == nil || leafDepth == depth, "leaves at depths \(leafDepth!) and \(depth)")
                 leafDepth = depth
-                for entry in node.entries {
+                for entry in (0..<node.entryCount).map(node.entry(at:)) {
                     if let previous { precondition(Self.less(previous, entry), "entries out of order") }
                     if let lower { precondition(!Self.less(entry, lower), "entry below its separator") }
                     if let upper { precondition(Self.less(entry, upper), "entry at or above the next separator") }

@@ -9,9 +9,13 @@ import Foundation
 /// commit did not touch. Deletions leave nodes underfull rather than rebalancing;
 /// a bulk build (`init(sorted:)`) packs them again.
 ///
-/// The key type is a parameter so an index over one number stores 16-byte entries
+/// The key type is a parameter so an index over one number stores 8-byte keys
 /// compared as integers (`PackedKey`), and only compound or unusual keys pay for
-/// `IndexKey`'s enum comparisons.
+/// `IndexKey`'s enum comparisons. Leaves keep keys and rows in separate arrays,
+/// rows as 32-bit positions (as Realm's column arrays do): an entry of a string and
+/// a row takes 20 bytes there, of a packed key 12, where a `(key, RowID)` pair took
+/// 24 and 16 with its padding. Stored rows are positions in a table held in memory,
+/// so a row past `UInt32.max` is a bug, and traps.
 public struct BTree<Key: BTreeKey>: Sendable {
     public struct Entry: Sendable {
         public var key: Key
@@ -64,21 +68,57 @@ public struct BTree<Key: BTreeKey>: Sendable {
     /// one writer that holds it uniquely (copy-on-write along the path), and readers
     /// of a published version never mutate it.
     final class Node: @unchecked Sendable {
-        /// Leaf: the entries. Internal: empty.
-        @exclusivity(unchecked) var entries: [Entry]
+        /// Leaf: the entries' keys, in order. Internal: empty.
+        @exclusivity(unchecked) var keys: [Key]
+        /// Leaf: the entries' rows, beside `keys`. Internal: empty.
+        @exclusivity(unchecked) var rows: [UInt32]
         /// Internal: `separators[i]` is the smallest entry of `children[i + 1]`.
         @exclusivity(unchecked) var separators: [Entry]
         @exclusivity(unchecked) var children: [Node]
 
-        init(entries: [Entry] = [], separators: [Entry] = [], children: [Node] = []) {
-            self.entries = entries
+        init(keys: [Key] = [], rows: [UInt32] = [], separators: [Entry] = [], children: [Node] = []) {
+            self.keys = keys
+            self.rows = rows
             self.separators = separators
             self.children = children
         }
 
+        /// A leaf of `entries`.
+        convenience init(leafOf entries: ArraySlice<Entry>) {
+            self.init(keys: entries.map { $0.key }, rows: entries.map { BTree.packed($0.row) })
+        }
+
         var isLeaf: Bool { children.isEmpty }
-        var isEmpty: Bool { isLeaf ? entries.isEmpty : children.isEmpty }
-        func copy() -> Node { Node(entries: entries, separators: separators, children: children) }
+        var isEmpty: Bool { isLeaf ? rows.isEmpty : children.isEmpty }
+        /// Leaf: how many entries it holds.
+        var entryCount: Int { rows.count }
+        func copy() -> Node { Node(keys: keys, rows: rows, separators: separators, children: children) }
+
+        /// Leaf: entry `i`.
+        @inline(__always)
+        func entry(at i: Int) -> Entry { Entry(key: keys[i], row: RowID(Int64(rows[i]))) }
+
+        /// Leaf: the position of the first entry at or above `entry` (`entryCount` if none).
+        @inline(__always)
+        func lowerBound(_ entry: Entry) -> Int {
+            keys.withUnsafeBufferPointer { keys in
+                rows.withUnsafeBufferPointer { rows in
+                    BTree.firstIndex(in: keys.count) { i in
+                        let c = Key.compare(keys[i], entry.key)
+                        return c != 0 ? c > 0 : Int64(rows[i]) >= entry.row.rawValue
+                    }
+                }
+            }
+        }
+    }
+
+    /// `row` as a leaf holds it.
+    @inline(__always)
+    static func packed(_ row: RowID) -> UInt32 {
+        guard let packed = UInt32(exactly: row.rawValue) else {
+            preconditionFailure("row \(row) is past the 32-bit rows an index holds")
+        }
+        return packed
     }
 
     private(set) var root = Node()
@@ -93,9 +133,9 @@ public struct BTree<Key: BTreeKey>: Sendable {
         guard !entries.isEmpty else { return }
         let fill = Self.capacity * 3 / 4
         var level: [Node] = stride(from: 0, to: entries.count, by: fill).map {
-            Node(entries: Array(entries[$0..<min($0 + fill, entries.count)]))
+            Node(leafOf: entries[$0..<min($0 + fill, entries.count)])
         }
-        var minima = level.map { $0.entries[0] }
+        var minima = level.map { $0.entry(at: 0) }
         while level.count > 1 {
             var next: [Node] = []
             var nextMinima: [Entry] = []
@@ -119,17 +159,17 @@ public struct BTree<Key: BTreeKey>: Sendable {
         return c != 0 ? c < 0 : a.row < b.row
     }
 
-    /// Whether `entry` lies above `bound` (at or above when inclusive).
+    /// Whether `key` lies above `bound` (at or above when inclusive).
     @inline(__always)
-    static func isAbove(_ entry: Entry, _ bound: Bound) -> Bool {
-        let c = bound.compare(entry.key)
+    static func isAbove(_ key: Key, _ bound: Bound) -> Bool {
+        let c = bound.compare(key)
         return c > 0 || (c == 0 && bound.inclusive)
     }
 
-    /// Whether `entry` lies below `bound` (at or below when inclusive).
+    /// Whether `key` lies below `bound` (at or below when inclusive).
     @inline(__always)
-    static func isBelow(_ entry: Entry, _ bound: Bound) -> Bool {
-        let c = bound.compare(entry.key)
+    static func isBelow(_ key: Key, _ bound: Bound) -> Bool {
+        let c = bound.compare(key)
         return c < 0 || (c == 0 && bound.inclusive)
     }
 
@@ -190,19 +230,19 @@ public struct BTree<Key: BTreeKey>: Sendable {
     /// goes to it).
     private static func insert(_ entry: Entry, into node: Node, rightmost: Bool) -> (Entry, Node)? {
         if node.isLeaf {
-            let low = node.entries.withUnsafeBufferPointer { entries in
-                firstIndex(in: entries.count) { !less(entries[$0], entry) }
-            }
-            node.entries.insert(entry, at: low)
-            guard node.entries.count > capacity else { return nil }
+            let low = node.lowerBound(entry)
+            node.keys.insert(entry.key, at: low)
+            node.rows.insert(packed(entry.row), at: low)
+            guard node.entryCount > capacity else { return nil }
             // Keys arriving in order (each above every key in the tree) leave full nodes
             // behind, as a bulk build would; other splits are in half. Both halves get
             // buffers of their own size: the one that overflowed had doubled to twice
             // the capacity, and a node keys stop arriving in kept that slack for good.
             let cut = rightmost && low == capacity ? capacity : capacity / 2
-            let right = Node(entries: Array(node.entries[cut...]))
-            node.entries = Array(node.entries[..<cut])
-            return (right.entries[0], right)
+            let right = Node(keys: Array(node.keys[cut...]), rows: Array(node.rows[cut...]))
+            node.keys = Array(node.keys[..<cut])
+            node.rows = Array(node.rows[..<cut])
+            return (right.entry(at: 0), right)
         }
         let i = childIndex(for: entry, in: node)
         if !isKnownUniquelyReferenced(&node.children[i]) { node.children[i] = node.children[i].copy() }
@@ -221,11 +261,10 @@ public struct BTree<Key: BTreeKey>: Sendable {
 
     private static func remove(_ entry: Entry, from node: Node) -> Bool {
         if node.isLeaf {
-            let low = node.entries.withUnsafeBufferPointer { entries in
-                firstIndex(in: entries.count) { !less(entries[$0], entry) }
-            }
-            guard low < node.entries.count, !less(entry, node.entries[low]) else { return false }
-            node.entries.remove(at: low)
+            let low = node.lowerBound(entry)
+            guard low < node.entryCount, !less(entry, node.entry(at: low)) else { return false }
+            node.keys.remove(at: low)
+            node.rows.remove(at: low)
             return true
         }
         let i = childIndex(for: entry, in: node)
@@ -254,13 +293,16 @@ public struct BTree<Key: BTreeKey>: Sendable {
     /// Returns false once the tied run ended or `body` asked to stop.
     private static func forEachEntry(in node: Node, tiedWith probe: Entry, _ body: (Entry) -> Bool) -> Bool {
         if node.isLeaf {
-            return node.entries.withUnsafeBufferPointer { entries in
-                var i = firstIndex(in: entries.count) { !less(entries[$0], probe) }
-                while i < entries.count {
-                    guard Key.compare(entries[i].key, probe.key) == 0, body(entries[i]) else { return false }
-                    i += 1
+            var i = node.lowerBound(probe)
+            return node.keys.withUnsafeBufferPointer { keys in
+                node.rows.withUnsafeBufferPointer { rows in
+                    while i < keys.count {
+                        guard Key.compare(keys[i], probe.key) == 0, body(Entry(key: keys[i], row: RowID(Int64(rows[i]))))
+                        else { return false }
+                        i += 1
+                    }
+                    return true
                 }
-                return true
             }
         }
         // The first entry at or above the probe is in child `i`; a tied run that
@@ -285,20 +327,20 @@ public struct BTree<Key: BTreeKey>: Sendable {
     private static func scan(_ node: Node, _ lower: Bound?, _ upper: Bound?, _ reverse: Bool, _ body: (Entry) throws -> Bool) rethrows -> Bool {
         if node.isLeaf {
             // The entries within the bounds are one run, found by binary search.
-            let entries = node.entries
-            // Searched through a buffer pointer: entries are compared in place, not copied.
-            let (start, end) = entries.withUnsafeBufferPointer { buffer in
+            let keys = node.keys, rows = node.rows
+            // Searched through a buffer pointer: keys are compared in place, not copied.
+            let (start, end) = keys.withUnsafeBufferPointer { buffer in
                 (lower.map { bound in firstIndex(in: buffer.count) { isAbove(buffer[$0], bound) } } ?? 0,
                  upper.map { bound in firstIndex(in: buffer.count) { !isBelow(buffer[$0], bound) } } ?? buffer.count)
             }
             guard start < end else { return true }
             if reverse {
                 for i in stride(from: end - 1, through: start, by: -1) {
-                    if try !body(entries[i]) { return false }
+                    if try !body(Entry(key: keys[i], row: RowID(Int64(rows[i])))) { return false }
                 }
             } else {
                 for i in start..<end {
-                    if try !body(entries[i]) { return false }
+                    if try !body(Entry(key: keys[i], row: RowID(Int64(rows[i])))) { return false }
                 }
             }
             return true
@@ -314,7 +356,7 @@ public struct BTree<Key: BTreeKey>: Sendable {
             }
             if let upper {
                 // Child i holds nothing at or below the bound when its lower separator is above it.
-                last = firstIndex(in: n - 1) { !isBelow(separators[$0], upper) }
+                last = firstIndex(in: n - 1) { !isBelow(separators[$0].key, upper) }
             }
         }
         guard first <= last else { return true }
@@ -333,7 +375,7 @@ public struct BTree<Key: BTreeKey>: Sendable {
     /// The first index in `0..<count` where `holds` is true, or `count`; `holds` must
     /// be false and then true along the indices.
     @inline(__always)
-    private static func firstIndex(in count: Int, where holds: (Int) -> Bool) -> Int {
+    fileprivate static func firstIndex(in count: Int, where holds: (Int) -> Bool) -> Int {
         var low = 0, high = count
         while low < high {
             let mid = (low + high) / 2
