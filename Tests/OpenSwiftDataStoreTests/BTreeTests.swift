@@ -97,6 +97,69 @@ import Testing
         #expect(firstThree == [RowID(4), RowID(8), RowID(12)])
     }
 
+    /// Leaves built in bulk over few distinct keys hold them once a run. Inserts (into
+    /// runs, between runs, re-inserts of lower rows), removals (down to empty runs and
+    /// leaves), splits, scans both ways and tied walks keep the model's order.
+    @Test(arguments: [5, 6, 7] as [UInt64])
+    func fewDistinctKeysBuiltInBulkThenChanged(seed: UInt64) {
+        var rng = SplitMix(seed: seed)
+        var model: Model = []
+        // Runs far longer than a leaf (12 keys over 3,000 rows), then runs of one or two.
+        for row in 1...3_000 { model.append(([.int(10 * Int64.random(in: 0..<12, using: &rng))], RowID(Int64(row)))) }
+        for row in 3_001...3_400 { model.append(([.int(Int64.random(in: 1_000..<1_300, using: &rng))], RowID(Int64(row)))) }
+        var tree = BTree(sorted: Self.sorted(model).map { BTree<IndexKey>.Entry(key: IndexKey($0.key), row: $0.row) })
+        tree._checkInvariants()
+        #expect(tree._leafKeyCount < 600, "runs of equal keys are held once a leaf")
+        #expect(Self.entries(tree).map(\.row) == Self.sorted(model).map(\.row))
+        var removed: Model = []
+        var nextRow: Int64 = 3_401
+        for step in 0..<4_000 {
+            switch Int.random(in: 0..<5, using: &rng) {
+            case 0, 1:
+                let key: [Value] = [.int([
+                    10 * Int64.random(in: 0..<12, using: &rng), Int64.random(in: -5..<125, using: &rng),
+                    Int64.random(in: 1_000..<1_300, using: &rng),
+                ].randomElement(using: &rng)!)]
+                tree.insert(IndexKey(key), row: RowID(nextRow))
+                model.append((key, RowID(nextRow)))
+                nextRow += 1
+            case 2 where !removed.isEmpty:
+                let back = removed.remove(at: Int.random(in: 0..<removed.count, using: &rng))
+                tree.insert(IndexKey(back.key), row: back.row)
+                model.append(back)
+            default:
+                guard !model.isEmpty else { continue }
+                let victim = model.remove(at: Int.random(in: 0..<model.count, using: &rng))
+                tree.remove(IndexKey(victim.key), row: victim.row)
+                removed.append(victim)
+            }
+            guard step % 200 == 0 || step == 3_999 else { continue }
+            tree._checkInvariants()
+            let expected = Self.sorted(model)
+            #expect(tree.count == model.count)
+            #expect(Self.entries(tree).map(\.row) == expected.map(\.row))
+            #expect(Self.entries(tree, reverse: true).map(\.row) == expected.reversed().map(\.row))
+            for probe in [Int64(0), 30, 110, 5, 1_150, 2_000] {
+                var visited: [RowID] = []
+                tree.forEachEntry(tiedWith: IndexKey(.int(probe))) { entry in
+                    visited.append(entry.row)
+                    return true
+                }
+                #expect(visited == expected.filter { $0.key == [.int(probe)] }.map(\.row), "key \(probe)")
+            }
+            let a = Int64.random(in: -5..<130, using: &rng), b = Int64.random(in: -5..<1_400, using: &rng)
+            let lower = IndexBound([.int(min(a, b))], inclusive: Bool.random(using: &rng))
+            let upper = IndexBound([.int(max(a, b))], inclusive: Bool.random(using: &rng))
+            let want = expected.filter { Self.matches($0.key, lower, above: true) && Self.matches($0.key, upper, above: false) }
+            #expect(Self.entries(tree, from: lower, to: upper).map(\.row) == want.map(\.row))
+            #expect(Self.entries(tree, from: lower, to: upper, reverse: true).map(\.row) == want.reversed().map(\.row))
+        }
+        // Emptied entirely, key by key.
+        for entry in model.shuffled(using: &rng) { tree.remove(IndexKey(entry.key), row: entry.row) }
+        tree._checkInvariants()
+        #expect(tree.count == 0 && Self.entries(tree).isEmpty)
+    }
+
     @Test func bulkBuildMatchesIncrementalInserts() {
         var rng = SplitMix(seed: 9)
         var model: Model = []

@@ -12,7 +12,7 @@ extension BTree {
         var leafDepth: Int?
         func visit(_ node: Node, depth: Int, lower: Entry?, upper: Entry?) {
             if node.isLeaf {
-                precondition(node.keys.count == node.rows.count, "a leaf's keys and rows disagree")
+                node.checkLeafForm()
                 precondition(node.entryCount <= Self.capacity, "leaf over capacity")
                 precondition(!node.isEmpty || (depth == 0 && count == 0), "empty leaf below the root")
                 precondition(leafDepth == nil || leafDepth == depth, "leaves at depths \(leafDepth!) and \(depth)")
@@ -46,5 +46,13 @@ extension BTree {
     public var _leafCount: Int {
         func leaves(_ node: Node) -> Int { node.isLeaf ? 1 : node.children.reduce(0) { $0 + leaves($1) } }
         return leaves(root)
+    }
+
+    /// The keys the leaves hold: one per entry, or one per run of equal keys
+    /// (`BTree+Leaf.swift`). Tests check that few distinct keys are held once a run.
+    /// - Complexity: O(nodes)
+    public var _leafKeyCount: Int {
+        func keys(_ node: Node) -> Int { node.isLeaf ? node.keys.count : node.children.reduce(0) { $0 + keys($1) } }
+        return keys(root)
     }
 }

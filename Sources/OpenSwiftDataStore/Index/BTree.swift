@@ -68,48 +68,29 @@ public struct BTree<Key: BTreeKey>: Sendable {
     /// one writer that holds it uniquely (copy-on-write along the path), and readers
     /// of a published version never mutate it.
     final class Node: @unchecked Sendable {
-        /// Leaf: the entries' keys, in order. Internal: empty.
+        /// Leaf: the entries' keys, one per entry or per run (`BTree+Leaf.swift`). Internal: empty.
         @exclusivity(unchecked) var keys: [Key]
-        /// Leaf: the entries' rows, beside `keys`. Internal: empty.
+        /// Leaf: the entries' rows, in order. Internal: empty.
         @exclusivity(unchecked) var rows: [UInt32]
+        /// Leaf: where each run of equal keys ends; empty when `keys` has one key per entry.
+        @exclusivity(unchecked) var runEnds: [UInt16]
         /// Internal: `separators[i]` is the smallest entry of `children[i + 1]`.
         @exclusivity(unchecked) var separators: [Entry]
         @exclusivity(unchecked) var children: [Node]
 
-        init(keys: [Key] = [], rows: [UInt32] = [], separators: [Entry] = [], children: [Node] = []) {
+        init(keys: [Key] = [], rows: [UInt32] = [], runEnds: [UInt16] = [], separators: [Entry] = [], children: [Node] = []) {
             self.keys = keys
             self.rows = rows
+            self.runEnds = runEnds
             self.separators = separators
             self.children = children
-        }
-
-        /// A leaf of `entries`.
-        convenience init(leafOf entries: ArraySlice<Entry>) {
-            self.init(keys: entries.map { $0.key }, rows: entries.map { BTree.packed($0.row) })
         }
 
         var isLeaf: Bool { children.isEmpty }
         var isEmpty: Bool { isLeaf ? rows.isEmpty : children.isEmpty }
         /// Leaf: how many entries it holds.
         var entryCount: Int { rows.count }
-        func copy() -> Node { Node(keys: keys, rows: rows, separators: separators, children: children) }
-
-        /// Leaf: entry `i`.
-        @inline(__always)
-        func entry(at i: Int) -> Entry { Entry(key: keys[i], row: RowID(Int64(rows[i]))) }
-
-        /// Leaf: the position of the first entry at or above `entry` (`entryCount` if none).
-        @inline(__always)
-        func lowerBound(_ entry: Entry) -> Int {
-            keys.withUnsafeBufferPointer { keys in
-                rows.withUnsafeBufferPointer { rows in
-                    BTree.firstIndex(in: keys.count) { i in
-                        let c = Key.compare(keys[i], entry.key)
-                        return c != 0 ? c > 0 : Int64(rows[i]) >= entry.row.rawValue
-                    }
-                }
-            }
-        }
+        func copy() -> Node { Node(keys: keys, rows: rows, runEnds: runEnds, separators: separators, children: children) }
     }
 
     /// `row` as a leaf holds it.
@@ -126,14 +107,15 @@ public struct BTree<Key: BTreeKey>: Sendable {
 
     public init() {}
 
-    /// Builds a tree from entries already in order.
+    /// Builds a tree from entries already in order (an array, or a sorted view of one,
+    /// `PermutedEntries`).
     /// - Complexity: O(n)
-    public init(sorted entries: [Entry]) {
+    public init<Entries: RandomAccessCollection<Entry>>(sorted entries: Entries) where Entries.Index == Int {
         count = entries.count
         guard !entries.isEmpty else { return }
         let fill = Self.capacity * 3 / 4
-        var level: [Node] = stride(from: 0, to: entries.count, by: fill).map {
-            Node(leafOf: entries[$0..<min($0 + fill, entries.count)])
+        var level: [Node] = stride(from: entries.startIndex, to: entries.endIndex, by: fill).map {
+            Node(leafOf: entries[$0..<min($0 + fill, entries.endIndex)])
         }
         var minima = level.map { $0.entry(at: 0) }
         while level.count > 1 {
@@ -191,22 +173,20 @@ public struct BTree<Key: BTreeKey>: Sendable {
     /// and one build, where inserting each entry descends and splits along its path.
     /// `new` must be sorted (`less`) and hold no entry of the tree.
     /// - Complexity: O(n + k) for n entries and k new ones
-    public func merged(with new: [Entry]) -> BTree {
+    public func merged<Entries: RandomAccessCollection<Entry>>(with new: Entries) -> BTree where Entries.Index == Int {
         guard count > 0 else { return BTree(sorted: new) }
         var all: [Entry] = []
         all.reserveCapacity(count + new.count)
-        var j = 0
-        new.withUnsafeBufferPointer { new in
-            scan { entry in
-                while j < new.count, Self.less(new[j], entry) {
-                    all.append(new[j])
-                    j += 1
-                }
-                all.append(entry)
-                return true
+        var j = new.startIndex
+        scan { entry in
+            while j < new.endIndex, Self.less(new[j], entry) {
+                all.append(new[j])
+                j += 1
             }
-            all.append(contentsOf: new[j...])
+            all.append(entry)
+            return true
         }
+        all.append(contentsOf: new[j...])
         return BTree(sorted: all)
     }
 
@@ -230,18 +210,14 @@ public struct BTree<Key: BTreeKey>: Sendable {
     /// goes to it).
     private static func insert(_ entry: Entry, into node: Node, rightmost: Bool) -> (Entry, Node)? {
         if node.isLeaf {
-            let low = node.lowerBound(entry)
-            node.keys.insert(entry.key, at: low)
-            node.rows.insert(packed(entry.row), at: low)
+            let low = node.insertInLeaf(entry)
             guard node.entryCount > capacity else { return nil }
             // Keys arriving in order (each above every key in the tree) leave full nodes
             // behind, as a bulk build would; other splits are in half. Both halves get
             // buffers of their own size: the one that overflowed had doubled to twice
             // the capacity, and a node keys stop arriving in kept that slack for good.
             let cut = rightmost && low == capacity ? capacity : capacity / 2
-            let right = Node(keys: Array(node.keys[cut...]), rows: Array(node.rows[cut...]))
-            node.keys = Array(node.keys[..<cut])
-            node.rows = Array(node.rows[..<cut])
+            let right = node.splitLeaf(at: cut)
             return (right.entry(at: 0), right)
         }
         let i = childIndex(for: entry, in: node)
@@ -260,13 +236,7 @@ public struct BTree<Key: BTreeKey>: Sendable {
     }
 
     private static func remove(_ entry: Entry, from node: Node) -> Bool {
-        if node.isLeaf {
-            let low = node.lowerBound(entry)
-            guard low < node.entryCount, !less(entry, node.entry(at: low)) else { return false }
-            node.keys.remove(at: low)
-            node.rows.remove(at: low)
-            return true
-        }
+        if node.isLeaf { return node.removeFromLeaf(entry) }
         let i = childIndex(for: entry, in: node)
         if !isKnownUniquelyReferenced(&node.children[i]) { node.children[i] = node.children[i].copy() }
         guard remove(entry, from: node.children[i]) else { return false }
@@ -294,6 +264,15 @@ public struct BTree<Key: BTreeKey>: Sendable {
     private static func forEachEntry(in node: Node, tiedWith probe: Entry, _ body: (Entry) -> Bool) -> Bool {
         if node.isLeaf {
             var i = node.lowerBound(probe)
+            guard node.runEnds.isEmpty else {
+                // The tied entries are one run; the walk goes on in the next leaf when it
+                // ends the leaf.
+                guard i < node.entryCount else { return true }
+                let r = node.run(containing: i)
+                guard Key.compare(node.keys[r], probe.key) == 0 else { return false }
+                let end = node.runEnd(r)
+                return node.forEachEntry(from: i, to: end, reverse: false, body) && end == node.entryCount
+            }
             return node.keys.withUnsafeBufferPointer { keys in
                 node.rows.withUnsafeBufferPointer { rows in
                     while i < keys.count {
@@ -326,24 +305,14 @@ public struct BTree<Key: BTreeKey>: Sendable {
 
     private static func scan(_ node: Node, _ lower: Bound?, _ upper: Bound?, _ reverse: Bool, _ body: (Entry) throws -> Bool) rethrows -> Bool {
         if node.isLeaf {
-            // The entries within the bounds are one run, found by binary search.
-            let keys = node.keys, rows = node.rows
+            // The entries within the bounds are one stretch, found by binary search over
+            // the keys (one per entry or per run: bounds compare keys only).
             // Searched through a buffer pointer: keys are compared in place, not copied.
-            let (start, end) = keys.withUnsafeBufferPointer { buffer in
+            let (startRun, endRun) = node.keys.withUnsafeBufferPointer { buffer in
                 (lower.map { bound in firstIndex(in: buffer.count) { isAbove(buffer[$0], bound) } } ?? 0,
                  upper.map { bound in firstIndex(in: buffer.count) { !isBelow(buffer[$0], bound) } } ?? buffer.count)
             }
-            guard start < end else { return true }
-            if reverse {
-                for i in stride(from: end - 1, through: start, by: -1) {
-                    if try !body(Entry(key: keys[i], row: RowID(Int64(rows[i])))) { return false }
-                }
-            } else {
-                for i in start..<end {
-                    if try !body(Entry(key: keys[i], row: RowID(Int64(rows[i])))) { return false }
-                }
-            }
-            return true
+            return try node.forEachEntry(from: node.runStart(startRun), to: node.runStart(endRun), reverse: reverse, body)
         }
         // Child i holds entries in [separators[i - 1], separators[i]).
         let n = node.children.count
@@ -375,7 +344,7 @@ public struct BTree<Key: BTreeKey>: Sendable {
     /// The first index in `0..<count` where `holds` is true, or `count`; `holds` must
     /// be false and then true along the indices.
     @inline(__always)
-    fileprivate static func firstIndex(in count: Int, where holds: (Int) -> Bool) -> Int {
+    static func firstIndex(in count: Int, where holds: (Int) -> Bool) -> Int {
         var low = 0, high = count
         while low < high {
             let mid = (low + high) / 2

@@ -8,15 +8,30 @@ extension OrderedIndex {
         self.init(slots: slots, of: entity)
         switch layout {
         case let .scalar(kind):
-            if var entries = IndexOrder.entries(table, slot: slots[0], kind.pack) {
-                IndexOrder.sort(&entries)
-                scalars = BTree(sorted: entries)
+            let slot = slots[0]
+            var keys: [UInt64] = [], rows: [UInt32] = []
+            keys.reserveCapacity(table.count)
+            rows.reserveCapacity(table.count)
+            var fits = true
+            table.forEach(slot: slot) { id, value in
+                guard fits, let key = kind.pack(value) else {
+                    fits = false
+                    return
+                }
+                keys.append(key.bits)
+                rows.append(BTree<PackedKey>.packed(id))
+            }
+            if fits {
+                scalars = BTree(sorted: IndexOrder.sortedPacked(keys: consume keys, rows: consume rows))
                 return
             }
         case .string:
-            if var entries = IndexOrder.entries(table, slot: slots[0], StringKey.init(packing:)) {
-                IndexOrder.sort(&entries)
-                strings = BTree(sorted: entries)
+            if let grouped = IndexOrder.counted(table, slot: slots[0], rowShift: 0) {
+                strings = BTree(sorted: grouped)
+                return
+            }
+            if let entries = IndexOrder.entries(table, slot: slots[0], StringKey.init(packing:)) {
+                strings = BTree(sorted: IndexOrder.sorted(entries))
                 return
             }
         case .general:
@@ -98,28 +113,118 @@ enum IndexOrder {
         return fits ? entries : nil
     }
 
-    /// Sorts packed entries listed in row order by radix on their keys (small inputs by
-    /// comparison). Stable, so ties keep row order, as the index orders them.
-    /// - Complexity: O(n) per byte in which the keys differ
-    static func sort(_ entries: inout [BTree<PackedKey>.Entry]) {
-        if entries.count > 256 { RadixSort.sort(&entries) { $0.key.bits } } else { entries.sort(by: BTree.less) }
+    /// The entries of the strings in `slot` of `table`, each row stored under its
+    /// identifier plus `rowShift`, in index order, by counting rows per distinct string;
+    /// nil when some value is not a string (or nil), or the strings are not few: the
+    /// first of several segments is not encoded (`Column.seal()` gives up on columns of
+    /// many distinct strings), there are more than 65,535, or, in one segment, more than
+    /// one per 16 rows.
+    ///
+    /// An index over a column of few distinct strings (a city) needs no sort: each
+    /// string is numbered once (a segment's dictionary once, when the column is
+    /// encoded, `Column.seal()`), the numbers are ranked by sorting the distinct
+    /// strings, and the rows are placed by rank in row order. 8 bytes a row at most,
+    /// where sorting entries took 56.
+    /// - Complexity: O(n + d log d) for n rows and d distinct strings
+    static func counted(_ table: Table, slot: Int, rowShift: Int64) -> GroupedEntries<StringKey>? {
+        let several = table.segments.count > 1
+        let limit = several ? Int(UInt16.max) : table.count / 16
+        guard limit > 0 else { return nil }
+        if several, !table.withColumn(segment: 0, slot: slot, { $0.isEncoded }) { return nil }
+        var numbers: [String: UInt16] = [:]
+        var distinct: [String] = []
+        /// The number of `string`, numbering it when new; nil past the limit.
+        func number(_ string: String) -> UInt16? {
+            if let number = numbers[string] { return number }
+            guard distinct.count < limit else { return nil }
+            let number = UInt16(distinct.count)
+            numbers[string] = number
+            distinct.append(string)
+            return number
+        }
+        // Each live row's number, in row order.
+        var numberOfRow: [UInt16] = []
+        numberOfRow.reserveCapacity(table.count)
+        for s in table.segments.indices {
+            let live = table.segments[s].live
+            let numbered = table.withColumn(segment: s, slot: slot) { column -> Bool in
+                guard column.kind == .string else { return false }
+                var numbered = true
+                if column.isEncoded {
+                    var codeNumbers: [UInt16] = []
+                    codeNumbers.reserveCapacity(column.dictionary.count)
+                    for string in column.dictionary {
+                        guard let number = number(string) else { return false }
+                        codeNumbers.append(number)
+                    }
+                    Bitmap.forEachSet(live) { p in
+                        guard numbered, Bitmap.test(column.present, p) else { numbered = false; return }
+                        numberOfRow.append(codeNumbers[Int(column.codes[p])])
+                    }
+                } else {
+                    Bitmap.forEachSet(live) { p in
+                        guard numbered, Bitmap.test(column.present, p), let number = number(column.strings[p]) else {
+                            numbered = false
+                            return
+                        }
+                        numberOfRow.append(number)
+                    }
+                }
+                return numbered
+            }
+            guard numbered else { return nil }
+        }
+        // Ranks in index order; equal strings (`==`) were numbered once.
+        let ranked = distinct.indices.sorted { StringOrder.compare(distinct[$0], distinct[$1]) < 0 }
+        var rank = [UInt16](repeating: 0, count: distinct.count)
+        for (r, number) in ranked.enumerated() { rank[number] = UInt16(r) }
+        // Where each rank's rows start, then the rows placed in row order within a rank.
+        var next = [Int](repeating: 0, count: distinct.count + 1)
+        for number in numberOfRow { next[Int(rank[Int(number)]) + 1] += 1 }
+        for r in 0..<distinct.count { next[r + 1] += next[r] }
+        var rows = [UInt32](repeating: 0, count: numberOfRow.count)
+        var keyIndexes = [UInt16](repeating: 0, count: numberOfRow.count)
+        var i = 0
+        table.forEachID { id in
+            let r = rank[Int(numberOfRow[i])]
+            let position = next[Int(r)]
+            next[Int(r)] += 1
+            rows[position] = BTree<StringKey>.packed(RowID(id.rawValue + rowShift))
+            keyIndexes[position] = r
+            i += 1
+        }
+        return GroupedEntries(keys: ranked.map { StringKey(string: distinct[$0]) }, keyIndexes: keyIndexes, rows: rows)
     }
 
-    /// Sorts string entries listed in row order: by radix on their ASCII prefixes
-    /// (`StringOrder.asciiPrefix`), then runs of one prefix longer than a few entries
-    /// by radix on the next eight bytes, and so on to 32 bytes (keys such as
-    /// "trip-123456" share their first eight); what is left tied is sorted by
+    /// Packed entries listed in row order (keys and rows apart), sorted by radix on
+    /// their keys. Stable, so ties keep row order, as the index orders them.
+    /// - Complexity: O(n) per byte in which the keys differ
+    static func sortedPacked(keys: consuming [UInt64], rows: consuming [UInt32]) -> PackedEntries {
+        RadixSort.sort(keys: &keys, values: &rows)
+        return PackedEntries(keys: keys, rows: rows)
+    }
+
+    /// String entries listed in row order, in index order: sorted by radix on their
+    /// ASCII prefixes (`StringOrder.asciiPrefix`), then runs of one prefix longer than
+    /// a few entries by radix on the next eight bytes, and so on to 32 bytes (keys
+    /// such as "trip-123456" share their first eight); what is left tied is sorted by
     /// comparison. By comparison alone when some string is not ASCII. Ties keep row
     /// order.
+    ///
+    /// The order comes back as positions (`PermutedEntries`), not a sorted copy: a tree
+    /// built from the view never holds the copy (24 bytes a row) beside the entries
+    /// and the positions, at the peak of a large save.
     /// - Complexity: O(n) per level of eight bytes, plus O(r log r) per run of r left
     ///   tied; O(n log n) at worst
-    static func sort(_ entries: inout [BTree<StringKey>.Entry]) {
-        guard entries.count > 256 else { return entries.sort(by: BTree.less) }
+    static func sorted(_ entries: [BTree<StringKey>.Entry]) -> PermutedEntries<StringKey> {
+        guard entries.count > 256 else { return PermutedEntries(inOrder: entries.sorted(by: BTree.less)) }
         // Sorted as (prefix, position) pairs, which copy without retaining a string.
         var keyed: [(prefix: UInt64, position: Int)] = []
         keyed.reserveCapacity(entries.count)
         for (position, entry) in entries.enumerated() {
-            guard let prefix = StringOrder.asciiPrefix(entry.key.string) else { return entries.sort(by: BTree.less) }
+            guard let prefix = StringOrder.asciiPrefix(entry.key.string) else {
+                return PermutedEntries(inOrder: entries.sorted(by: BTree.less))
+            }
             keyed.append((prefix, position))
         }
         RadixSort.sort(&keyed) { $0.prefix }
@@ -146,9 +251,9 @@ enum IndexOrder {
             }
         }
         forEachRun(in: keyed.indices) { sortRun($0, chunk: 1) }
-        // (A copy in order, not a permutation in place: following the permutation's
-        // cycles is two cache misses a row, 0.2 s of a million-row save.)
-        entries = keyed.map { all[$0.position] }
+        // (A view, not a permutation in place: following the permutation's cycles is
+        // two cache misses a row, 0.2 s of a million-row save.)
+        return PermutedEntries(all, order: keyed.map { UInt32(truncatingIfNeeded: $0.position) })
     }
 
     /// Every row of `table` as an entry of the general index over `slots`, sorted.

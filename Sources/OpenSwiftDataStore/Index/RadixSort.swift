@@ -30,4 +30,45 @@ enum RadixSort {
             swap(&elements, &other)
         }
     }
+
+    /// Sorts `keys`, and `values` beside them, by the keys, as `sort(_:key:)` does:
+    /// 12 bytes an element and as much again while sorting, where a `(UInt64, UInt32)`
+    /// element takes 16 with its padding.
+    /// - Complexity: O(n) per byte in which the keys differ
+    static func sort(keys: inout [UInt64], values: inout [UInt32]) {
+        precondition(keys.count == values.count, "keys and values of different counts")
+        guard keys.count > 1 else { return }
+        var otherKeys = [UInt64](repeating: 0, count: keys.count)
+        var otherValues = [UInt32](repeating: 0, count: values.count)
+        var differing: UInt64 = 0
+        let first = keys[0]
+        for key in keys { differing |= key ^ first }
+        var counts = [Int](repeating: 0, count: 256)
+        for shift in Swift.stride(from: 0, to: 64, by: 8) where (differing >> UInt64(shift)) & 0xFF != 0 {
+            for i in 0..<256 { counts[i] = 0 }
+            for key in keys { counts[Int((key >> UInt64(shift)) & 0xFF)] += 1 }
+            var total = 0
+            for i in 0..<256 {
+                let c = counts[i]
+                counts[i] = total
+                total += c
+            }
+            keys.withUnsafeBufferPointer { keys in
+                values.withUnsafeBufferPointer { values in
+                    otherKeys.withUnsafeMutableBufferPointer { otherKeys in
+                        otherValues.withUnsafeMutableBufferPointer { otherValues in
+                            for i in 0..<keys.count {
+                                let bucket = Int((keys[i] >> UInt64(shift)) & 0xFF)
+                                otherKeys[counts[bucket]] = keys[i]
+                                otherValues[counts[bucket]] = values[i]
+                                counts[bucket] += 1
+                            }
+                        }
+                    }
+                }
+            }
+            swap(&keys, &otherKeys)
+            swap(&values, &otherValues)
+        }
+    }
 }
