@@ -102,62 +102,108 @@ import Testing
     /// leaves), splits, scans both ways and tied walks keep the model's order.
     @Test(arguments: [5, 6, 7] as [UInt64])
     func fewDistinctKeysBuiltInBulkThenChanged(seed: UInt64) {
+        typealias Entry = (key: Int64, row: RowID)
+        func sorted(_ model: [Entry]) -> [Entry] { model.sorted { $0.key != $1.key ? $0.key < $1.key : $0.row < $1.row } }
+        func rows(_ tree: BTree<RunKey>, from lower: BTree<RunKey>.Bound? = nil, to upper: BTree<RunKey>.Bound? = nil,
+                  reverse: Bool = false) -> [RowID] {
+            var out: [RowID] = []
+            tree.scan(from: lower, to: upper, reverse: reverse) { out.append($0.row); return true }
+            return out
+        }
         var rng = SplitMix(seed: seed)
-        var model: Model = []
+        var model: [Entry] = []
         // Runs far longer than a leaf (12 keys over 3,000 rows), then runs of one or two.
-        for row in 1...3_000 { model.append(([.int(10 * Int64.random(in: 0..<12, using: &rng))], RowID(Int64(row)))) }
-        for row in 3_001...3_400 { model.append(([.int(Int64.random(in: 1_000..<1_300, using: &rng))], RowID(Int64(row)))) }
-        var tree = BTree(sorted: Self.sorted(model).map { BTree<IndexKey>.Entry(key: IndexKey($0.key), row: $0.row) })
+        for row in 1...3_000 { model.append((10 * Int64.random(in: 0..<12, using: &rng), RowID(Int64(row)))) }
+        for row in 3_001...3_400 { model.append((Int64.random(in: 1_000..<1_300, using: &rng), RowID(Int64(row)))) }
+        var tree = BTree(sorted: sorted(model).map { BTree<RunKey>.Entry(key: RunKey(value: $0.key), row: $0.row) })
         tree._checkInvariants()
         #expect(tree._leafKeyCount < 600, "runs of equal keys are held once a leaf")
-        #expect(Self.entries(tree).map(\.row) == Self.sorted(model).map(\.row))
-        var removed: Model = []
+        #expect(rows(tree) == sorted(model).map(\.row))
+        var removed: [Entry] = []
         var nextRow: Int64 = 3_401
         for step in 0..<4_000 {
             switch Int.random(in: 0..<5, using: &rng) {
             case 0, 1:
-                let key: [Value] = [.int([
+                let key = [
                     10 * Int64.random(in: 0..<12, using: &rng), Int64.random(in: -5..<125, using: &rng),
                     Int64.random(in: 1_000..<1_300, using: &rng),
-                ].randomElement(using: &rng)!)]
-                tree.insert(IndexKey(key), row: RowID(nextRow))
+                ].randomElement(using: &rng)!
+                tree.insert(RunKey(value: key), row: RowID(nextRow))
                 model.append((key, RowID(nextRow)))
                 nextRow += 1
             case 2 where !removed.isEmpty:
                 let back = removed.remove(at: Int.random(in: 0..<removed.count, using: &rng))
-                tree.insert(IndexKey(back.key), row: back.row)
+                tree.insert(RunKey(value: back.key), row: back.row)
                 model.append(back)
             default:
                 guard !model.isEmpty else { continue }
                 let victim = model.remove(at: Int.random(in: 0..<model.count, using: &rng))
-                tree.remove(IndexKey(victim.key), row: victim.row)
+                tree.remove(RunKey(value: victim.key), row: victim.row)
                 removed.append(victim)
             }
             guard step % 200 == 0 || step == 3_999 else { continue }
             tree._checkInvariants()
-            let expected = Self.sorted(model)
+            let expected = sorted(model)
             #expect(tree.count == model.count)
-            #expect(Self.entries(tree).map(\.row) == expected.map(\.row))
-            #expect(Self.entries(tree, reverse: true).map(\.row) == expected.reversed().map(\.row))
+            #expect(rows(tree) == expected.map(\.row))
+            #expect(rows(tree, reverse: true) == expected.reversed().map(\.row))
             for probe in [Int64(0), 30, 110, 5, 1_150, 2_000] {
                 var visited: [RowID] = []
-                tree.forEachEntry(tiedWith: IndexKey(.int(probe))) { entry in
+                tree.forEachEntry(tiedWith: RunKey(value: probe)) { entry in
                     visited.append(entry.row)
                     return true
                 }
-                #expect(visited == expected.filter { $0.key == [.int(probe)] }.map(\.row), "key \(probe)")
+                #expect(visited == expected.filter { $0.key == probe }.map(\.row), "key \(probe)")
             }
             let a = Int64.random(in: -5..<130, using: &rng), b = Int64.random(in: -5..<1_400, using: &rng)
-            let lower = IndexBound([.int(min(a, b))], inclusive: Bool.random(using: &rng))
-            let upper = IndexBound([.int(max(a, b))], inclusive: Bool.random(using: &rng))
-            let want = expected.filter { Self.matches($0.key, lower, above: true) && Self.matches($0.key, upper, above: false) }
-            #expect(Self.entries(tree, from: lower, to: upper).map(\.row) == want.map(\.row))
-            #expect(Self.entries(tree, from: lower, to: upper, reverse: true).map(\.row) == want.reversed().map(\.row))
+            let lower = BTree<RunKey>.Bound(key: RunKey(value: min(a, b)), inclusive: Bool.random(using: &rng))
+            let upper = BTree<RunKey>.Bound(key: RunKey(value: max(a, b)), inclusive: Bool.random(using: &rng))
+            let want = expected.filter { entry in
+                (entry.key > min(a, b) || (entry.key == min(a, b) && lower.inclusive))
+                    && (entry.key < max(a, b) || (entry.key == max(a, b) && upper.inclusive))
+            }.map(\.row)
+            #expect(rows(tree, from: lower, to: upper) == want)
+            #expect(rows(tree, from: lower, to: upper, reverse: true) == want.reversed())
         }
         // Emptied entirely, key by key.
-        for entry in model.shuffled(using: &rng) { tree.remove(IndexKey(entry.key), row: entry.row) }
+        for entry in model.shuffled(using: &rng) { tree.remove(RunKey(value: entry.key), row: entry.row) }
         tree._checkInvariants()
-        #expect(tree.count == 0 && Self.entries(tree).isEmpty)
+        #expect(tree.count == 0 && rows(tree).isEmpty)
+    }
+
+    /// General keys can tie and differ (URLs with other bases, NaNs), so their leaves
+    /// never hold runs: every entry keeps its own key.
+    @Test func generalKeysKeepAKeyPerEntry() throws {
+        let base = try #require(URL(string: "https://example.com/"))
+        let relative = try #require(URL(string: "a", relativeTo: base))
+        let absolute = try #require(URL(string: "https://example.com/a"))
+        #expect(IndexKey.compare(IndexKey(.url(relative)), IndexKey(.url(absolute))) == 0 && relative != absolute)
+        let entries = (1...300).map { row in
+            BTree<IndexKey>.Entry(key: IndexKey(.url(row % 2 == 0 ? relative : absolute)), row: RowID(Int64(row)))
+        }
+        var tree = BTree(sorted: entries)
+        tree._checkInvariants()
+        #expect(tree._leafKeyCount == 300)
+        tree.insert(IndexKey(.url(relative)), row: RowID(301))
+        var found: [IndexKey] = []
+        tree.forEachEntry(tiedWith: IndexKey(.url(absolute))) { found.append($0.key); return true }
+        #expect(found.count == 301)
+        #expect(found.filter { $0 == IndexKey(.url(relative)) }.count == 151)
+    }
+
+    /// Leaves hold rows in 32 bits: every identifier a document can hold (1 … 2³²)
+    /// fits, inserted or built in bulk.
+    @Test func rowsUpToTheDocumentLimitFit() {
+        let rows = [Int64(1), 2, 1 << 31, (1 << 32) - 1, 1 << 32].map(RowID.init)
+        var inserted = BTree<IndexKey>()
+        for row in rows.reversed() { inserted.insert([.int(7)], row: row) }
+        let built = BTree(sorted: rows.map { BTree<IndexKey>.Entry(key: IndexKey(.int(7)), row: $0) })
+        for tree in [inserted, built] {
+            tree._checkInvariants()
+            #expect(Self.entries(tree).map(\.row) == rows)
+        }
+        inserted.remove([.int(7)], row: RowID(1 << 32))
+        #expect(Self.entries(inserted).map(\.row) == Array(rows.dropLast()))
     }
 
     @Test func bulkBuildMatchesIncrementalInserts() {
@@ -255,4 +301,19 @@ import Testing
         #expect(IndexKey([.int(1), .string("x")]).partsEqual(IndexKey([.int(2), .string("x")]), in: 1..<2))
         #expect(!IndexKey([.int(1), .string("x")]).partsEqual(IndexKey([.int(2), .string("x")]), in: 0..<2))
     }
+}
+
+/// A key of one integer whose ties are the same key: lets a test build leaves of runs
+/// (as packed and string keys do) through the public API.
+struct RunKey: BTreeKey {
+    var value: Int64
+
+    static func compare(_ a: RunKey, _ b: RunKey) -> Int { a.value == b.value ? 0 : (a.value < b.value ? -1 : 1) }
+
+    static func compare(_ key: RunKey, prefix: [Value], decoding: Void) -> Int {
+        guard let first = prefix.first else { return 0 }
+        return Value.indexCompare(.int(key.value), first)
+    }
+
+    static var tiesAreInterchangeable: Bool { true }
 }

@@ -134,7 +134,7 @@ final class IdentifierScope: Sendable {
     let primaryKey: String?
     /// Made by a container (one per entity) or a layout (for temporary identifiers):
     /// it lives as long as any context of that container, so a context's registry
-    /// need not retain it (`RegistryKey`).
+    /// need not retain it (`UnretainedModels.Entry`).
     let isShared: Bool
 
     init(storeIdentifier: String?, entityName: String, primaryKey: String? = nil, isShared: Bool = false) {

@@ -7,8 +7,11 @@
 ///   its keys once per leaf: about 4 bytes an entry, where a string key each took 20
 ///   (Postgres's B-tree deduplication does the same).
 ///
-/// A leaf built from sorted entries (`init(leafOf:)`) or split takes runs when they
-/// hold the entries in fewer bytes; inserts and removals keep the form.
+/// Only keys whose ties are interchangeable take runs (`BTreeKey.tiesAreInterchangeable`:
+/// packed keys and strings, not general keys). A leaf built from sorted entries
+/// (`init(leafOf:)`, bulk builds and merges) takes runs when they hold the entries in
+/// fewer bytes; inserts and removals keep the form, and a split keeps it unless a
+/// half holds its entries in fewer bytes a key each.
 extension BTree.Node {
     typealias Entry = BTree.Entry
 
@@ -16,36 +19,51 @@ extension BTree.Node {
     /// - Complexity: O(n)
     convenience init<Entries: Collection<Entry>>(leafOf entries: Entries) {
         let rows = entries.map { BTree.packed($0.row) }
-        var runs = 0
-        var previous: Key?
-        for entry in entries where previous.map({ Key.compare($0, entry.key) != 0 }) ?? true {
-            runs += 1
-            previous = entry.key
-        }
-        guard Self.runsAreSmaller(runs: runs, entries: entries.count) else {
+        // Keys of a unique or nearly unique index differ from the start: when the first
+        // eight do, the leaf keeps a key per entry and no other key is compared (a
+        // document's open builds a million-entry name index this way).
+        guard Key.tiesAreInterchangeable, Self.firstKeysTie(entries) else {
             self.init(keys: entries.map { $0.key }, rows: rows)
             return
         }
-        var keys: [Key] = []
+        var runKeys: [Key] = []
         var runEnds: [UInt16] = []
-        keys.reserveCapacity(runs)
-        runEnds.reserveCapacity(runs)
-        for (offset, entry) in entries.enumerated() {
-            if let last = keys.last, Key.compare(last, entry.key) == 0 {
-                runEnds[runEnds.count - 1] += 1
-            } else {
-                keys.append(entry.key)
-                runEnds.append(UInt16(offset + 1))
+        // Each entry compared with its run's first, read in place.
+        var runFirst = entries.startIndex
+        var position = 0
+        for index in entries.indices {
+            if index != runFirst, Key.compare(entries[runFirst].key, entries[index].key) != 0 {
+                runKeys.append(entries[runFirst].key)
+                runEnds.append(UInt16(position))
+                runFirst = index
             }
+            position += 1
         }
-        self.init(keys: keys, rows: rows, runEnds: runEnds)
+        runKeys.append(entries[runFirst].key)
+        runEnds.append(UInt16(position))
+        guard Self.runsAreSmaller(runs: runKeys.count, entries: rows.count) else {
+            self.init(keys: entries.map { $0.key }, rows: rows)
+            return
+        }
+        self.init(keys: runKeys, rows: rows, runEnds: runEnds)
     }
 
-    /// Whether `runs` runs hold `entries` entries in fewer bytes than a key each.
+    /// Whether two adjacent keys among the first eight of `entries` tie.
+    private static func firstKeysTie<Entries: Collection<Entry>>(_ entries: Entries) -> Bool {
+        var previous: Key?
+        for entry in entries.prefix(8) {
+            if let previous, Key.compare(previous, entry.key) == 0 { return true }
+            previous = entry.key
+        }
+        return false
+    }
+
+    /// Whether `runs` runs hold `entries` entries in fewer bytes than a key each (never
+    /// for keys whose ties are not interchangeable).
     @inline(__always)
     static func runsAreSmaller(runs: Int, entries: Int) -> Bool {
         let key = MemoryLayout<Key>.stride
-        return runs * (key + MemoryLayout<UInt16>.stride) < entries * key
+        return Key.tiesAreInterchangeable && runs * (key + MemoryLayout<UInt16>.stride) < entries * key
     }
 
     /// Leaf: the number of runs (one per entry in the one-key-per-entry form).
@@ -74,7 +92,7 @@ extension BTree.Node {
     /// Leaf: entry `i`.
     /// - Complexity: O(log runs)
     @inline(__always)
-    func entry(at i: Int) -> Entry { Entry(key: keys[run(containing: i)], row: RowID(Int64(rows[i]))) }
+    func entry(at i: Int) -> Entry { Entry(key: keys[run(containing: i)], row: BTree.row(rows[i])) }
 
     /// Leaf: the first run whose key is at or above `key` (`runCount` if none).
     @inline(__always)
@@ -91,7 +109,7 @@ extension BTree.Node {
                 rows.withUnsafeBufferPointer { rows in
                     BTree.firstIndex(in: keys.count) { i in
                         let c = Key.compare(keys[i], entry.key)
-                        return c != 0 ? c > 0 : Int64(rows[i]) >= entry.row.rawValue
+                        return c != 0 ? c > 0 : BTree.row(rows[i]) >= entry.row
                     }
                 }
             }
@@ -106,7 +124,7 @@ extension BTree.Node {
     private func lowerBound(row: RowID, inRun r: Int) -> Int {
         let start = runStart(r), end = runEnd(r)
         return rows.withUnsafeBufferPointer { rows in
-            start + BTree.firstIndex(in: end - start) { Int64(rows[start + $0]) >= row.rawValue }
+            start + BTree.firstIndex(in: end - start) { BTree.row(rows[start + $0]) >= row }
         }
     }
 
@@ -140,7 +158,7 @@ extension BTree.Node {
     /// - Complexity: O(n)
     func removeFromLeaf(_ entry: Entry) -> Bool {
         let low = lowerBound(entry)
-        guard low < entryCount, Int64(rows[low]) == entry.row.rawValue else { return false }
+        guard low < entryCount, BTree.row(rows[low]) == entry.row else { return false }
         let r = run(containing: low)
         guard Key.compare(keys[r], entry.key) == 0 else { return false }
         rows.remove(at: low)
@@ -200,11 +218,11 @@ extension BTree.Node {
             // One key per entry: no run to follow (scans of unique and date indexes).
             if reverse {
                 for i in stride(from: end - 1, through: start, by: -1) {
-                    if try !body(Entry(key: keys[i], row: RowID(Int64(rows[i])))) { return false }
+                    if try !body(Entry(key: keys[i], row: BTree.row(rows[i]))) { return false }
                 }
             } else {
                 for i in start..<end {
-                    if try !body(Entry(key: keys[i], row: RowID(Int64(rows[i])))) { return false }
+                    if try !body(Entry(key: keys[i], row: BTree.row(rows[i]))) { return false }
                 }
             }
             return true
@@ -213,13 +231,13 @@ extension BTree.Node {
             var r = run(containing: end - 1)
             for i in stride(from: end - 1, through: start, by: -1) {
                 while i < runStart(r) { r -= 1 }
-                if try !body(Entry(key: keys[r], row: RowID(Int64(rows[i])))) { return false }
+                if try !body(Entry(key: keys[r], row: BTree.row(rows[i]))) { return false }
             }
         } else {
             var r = run(containing: start)
             for i in start..<end {
                 while i >= runEnd(r) { r += 1 }
-                if try !body(Entry(key: keys[r], row: RowID(Int64(rows[i])))) { return false }
+                if try !body(Entry(key: keys[r], row: BTree.row(rows[i]))) { return false }
             }
         }
         return true

@@ -12,10 +12,11 @@ import Foundation
 /// The key type is a parameter so an index over one number stores 8-byte keys
 /// compared as integers (`PackedKey`), and only compound or unusual keys pay for
 /// `IndexKey`'s enum comparisons. Leaves keep keys and rows in separate arrays,
-/// rows as 32-bit positions (as Realm's column arrays do): an entry of a string and
-/// a row takes 20 bytes there, of a packed key 12, where a `(key, RowID)` pair took
-/// 24 and 16 with its padding. Stored rows are positions in a table held in memory,
-/// so a row past `UInt32.max` is a bug, and traps.
+/// rows in 32 bits (as Realm's column arrays do): an entry of a string and a row
+/// takes 20 bytes there, of a packed key 12, where a `(key, RowID)` pair took 24 and
+/// 16 with its padding. A row is held as one less than its identifier, so every
+/// identifier a document can hold (1 … 2³², `DocumentFormat.maximumRowID`) fits;
+/// another traps.
 public struct BTree<Key: BTreeKey>: Sendable {
     public struct Entry: Sendable {
         public var key: Key
@@ -93,14 +94,18 @@ public struct BTree<Key: BTreeKey>: Sendable {
         func copy() -> Node { Node(keys: keys, rows: rows, runEnds: runEnds, separators: separators, children: children) }
     }
 
-    /// `row` as a leaf holds it.
+    /// `row` as a leaf holds it: one less, in 32 bits.
     @inline(__always)
     static func packed(_ row: RowID) -> UInt32 {
-        guard let packed = UInt32(exactly: row.rawValue) else {
-            preconditionFailure("row \(row) is past the 32-bit rows an index holds")
+        guard let packed = UInt32(exactly: row.rawValue &- 1) else {
+            preconditionFailure("row \(row) is outside the rows 1 … 2³² an index holds")
         }
         return packed
     }
+
+    /// The row a leaf's `packed(_:)` value stands for.
+    @inline(__always)
+    static func row(_ packed: UInt32) -> RowID { RowID(Int64(packed) + 1) }
 
     private(set) var root = Node()
     public private(set) var count = 0
@@ -276,7 +281,7 @@ public struct BTree<Key: BTreeKey>: Sendable {
             return node.keys.withUnsafeBufferPointer { keys in
                 node.rows.withUnsafeBufferPointer { rows in
                     while i < keys.count {
-                        guard Key.compare(keys[i], probe.key) == 0, body(Entry(key: keys[i], row: RowID(Int64(rows[i]))))
+                        guard Key.compare(keys[i], probe.key) == 0, body(Entry(key: keys[i], row: row(rows[i])))
                         else { return false }
                         i += 1
                     }

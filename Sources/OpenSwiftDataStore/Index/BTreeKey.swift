@@ -15,11 +15,19 @@ public protocol BTreeKey: Sendable {
     /// `prefix`, in `Value.indexCompare`'s order: how bounds of values of another
     /// kind than the keys' (`.double(1.5)` on an integer index) compare.
     static func compare(_ key: Self, prefix: [Value], decoding: Decoding) -> Int
+    /// Whether keys that tie (`compare` is zero) are interchangeable, so that a leaf
+    /// may hold a run of them as one key (`BTree+Leaf.swift`).
+    static var tiesAreInterchangeable: Bool { get }
 }
 
 extension IndexKey: BTreeKey {
     @inline(__always)
     public static func compare(_ key: IndexKey, prefix: [Value], decoding: Void) -> Int { compare(key, prefix: prefix) }
+
+    /// False: general keys can tie and differ (two URLs tie by their strings and differ
+    /// in their bases; NaNs tie and are unequal), and lookups by equal key
+    /// (`OrderedIndex.forEachRow(equalTo:)`) tell them apart.
+    public static var tiesAreInterchangeable: Bool { false }
 }
 
 /// A non-nil `Bool`, integer, `Double` or `Date` value as an order-preserving
@@ -28,9 +36,12 @@ extension IndexKey: BTreeKey {
 /// `-0.0` packs as `0.0` and every NaN as one NaN above `+infinity`, as `Value`'s
 /// order ties and places them.
 ///
-/// The kind is the index's, not the key's: entries stay 16 bytes.
+/// The kind is the index's, not the key's: a key is its 8 bytes.
 struct PackedKey: BTreeKey, Hashable {
     var bits: UInt64
+
+    /// True: a tie is the same bits.
+    static var tiesAreInterchangeable: Bool { true }
 
     @inline(__always)
     static func compare(_ a: PackedKey, _ b: PackedKey) -> Int {
@@ -116,6 +127,9 @@ enum ScalarKind: Sendable, Hashable {
 /// A non-nil `String` value: compared as `Value` compares strings (`StringOrder`).
 struct StringKey: BTreeKey {
     var string: String
+
+    /// True: strings tie exactly when they are `==`.
+    static var tiesAreInterchangeable: Bool { true }
 
     @inline(__always)
     static func compare(_ a: StringKey, _ b: StringKey) -> Int { StringOrder.compare(a.string, b.string) }

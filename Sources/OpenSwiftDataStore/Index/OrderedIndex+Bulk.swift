@@ -16,7 +16,9 @@ extension OrderedIndex {
     /// sorted; nil when a value does not fit the index's packed key (such rows are
     /// added one by one, which turns the index general).
     ///
-    /// Numbers, dates and strings sort as `IndexOrder.sort` does (rows come in order).
+    /// Numbers and dates sort by radix (`IndexOrder.sortedPacked`); strings are counted
+    /// when few are distinct (`IndexOrder.counted`), else sorted (`IndexOrder.sorted`).
+    /// Rows come in order.
     /// - Complexity: O(k) for numbers, O(k log k) at worst for k rows
     func pending(_ rows: StoreVersion.BulkRows, firstID: Int64) -> Pending? {
         let slot = slots[0]

@@ -2,10 +2,11 @@
 /// narrowest keys those slots allow.
 ///
 /// An index over one non-optional number, date or `Bool` holds `PackedKey`s
-/// (16-byte entries compared as integers), one over a non-optional string holds
-/// `StringKey`s (24 bytes, compared as strings), and the rest (compound keys,
-/// optionals, other kinds) hold general `IndexKey`s (40 bytes, compared value by
-/// value). A value that does not fit the packed kind (an integer in a `Double`
+/// (12 bytes an entry, compared as integers), one over a non-optional string holds
+/// `StringKey`s (20 bytes, compared as strings), and the rest (compound keys,
+/// optionals, other kinds) hold general `IndexKey`s (36 bytes, compared value by
+/// value). Packed and string keys of few distinct values are held once a run of
+/// equal keys (`BTree+Leaf.swift`). A value that does not fit the packed kind (an integer in a `Double`
 /// column of an imported document, a nil) turns the index into a general one, so
 /// every row keeps its entry.
 public struct OrderedIndex: Sendable {

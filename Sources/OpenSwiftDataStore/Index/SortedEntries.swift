@@ -42,7 +42,7 @@ struct GroupedEntries<Key: BTreeKey>: RandomAccessCollection {
     let keys: [Key]
     /// Each position's key, as an index into `keys`.
     let keyIndexes: [UInt16]
-    /// Each position's row.
+    /// Each position's row, as leaves hold it (`BTree.packed`).
     let rows: [UInt32]
 
     var startIndex: Int { 0 }
@@ -50,7 +50,7 @@ struct GroupedEntries<Key: BTreeKey>: RandomAccessCollection {
 
     /// - Complexity: O(1)
     subscript(position: Int) -> Entry {
-        Entry(key: keys[Int(keyIndexes[position])], row: RowID(Int64(rows[position])))
+        Entry(key: keys[Int(keyIndexes[position])], row: BTree<Key>.row(rows[position]))
     }
 }
 
@@ -61,12 +61,12 @@ struct PackedEntries: RandomAccessCollection {
 
     /// Each position's key bits (`PackedKey.bits`).
     let keys: [UInt64]
-    /// Each position's row.
+    /// Each position's row, as leaves hold it (`BTree.packed`).
     let rows: [UInt32]
 
     var startIndex: Int { 0 }
     var endIndex: Int { rows.count }
 
     /// - Complexity: O(1)
-    subscript(position: Int) -> Entry { Entry(key: PackedKey(bits: keys[position]), row: RowID(Int64(rows[position]))) }
+    subscript(position: Int) -> Entry { Entry(key: PackedKey(bits: keys[position]), row: BTree<PackedKey>.row(rows[position])) }
 }
