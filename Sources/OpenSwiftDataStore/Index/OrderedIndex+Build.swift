@@ -2,40 +2,15 @@
 /// stored (checked, not trusted). Both end in `BTree(sorted:)`, which packs nodes.
 /// Large inserts sort their new entries the same way (`OrderedIndex+Bulk`).
 extension OrderedIndex {
-    /// An index over `slots` of `entity` holding every row of `table`, built by sorting.
+    /// An index over `slots` of `entity` holding every row of `table`, built by sorting
+    /// (or counting) as a bulk insert of the table's rows under their own identifiers
+    /// would (`pending(_:firstID:)`).
     /// - Complexity: O(n log n)
     public init(slots: [Int], of entity: EntityDescription, table: Table) {
         self.init(slots: slots, of: entity)
-        switch layout {
-        case let .scalar(kind):
-            let slot = slots[0]
-            var keys: [UInt64] = [], rows: [UInt32] = []
-            keys.reserveCapacity(table.count)
-            rows.reserveCapacity(table.count)
-            var fits = true
-            table.forEach(slot: slot) { id, value in
-                guard fits, let key = kind.pack(value) else {
-                    fits = false
-                    return
-                }
-                keys.append(key.bits)
-                rows.append(BTree<PackedKey>.packed(id))
-            }
-            if fits {
-                scalars = BTree(sorted: IndexOrder.sortedPacked(keys: consume keys, rows: consume rows))
-                return
-            }
-        case .string:
-            if let grouped = IndexOrder.counted(table, slot: slots[0], rowShift: 0) {
-                strings = BTree(sorted: grouped)
-                return
-            }
-            if let entries = IndexOrder.entries(table, slot: slots[0], StringKey.init(packing:)) {
-                strings = BTree(sorted: IndexOrder.sorted(entries))
-                return
-            }
-        case .general:
-            break
+        if layout != .general, let pending = pending(.init(storage: .table(table)), firstID: 1) {
+            add(pending)
+            return
         }
         layout = .general
         general = BTree(sorted: IndexOrder.sorted(table, slots: slots))
@@ -78,14 +53,6 @@ extension OrderedIndex {
     }
 }
 
-extension StringKey {
-    /// The key of a `.string` value; nil for any other.
-    init?(packing value: Value) {
-        guard case let .string(string) = value else { return nil }
-        self.string = string
-    }
-}
-
 /// Index entries in index order, for building B-trees in bulk.
 enum IndexOrder {
     /// The key of row `id` of `table` over `slots`, read from its columns; nil when
@@ -94,23 +61,6 @@ enum IndexOrder {
         guard let (s, p) = table.locate(id) else { return nil }
         if slots.count == 1 { return IndexKey(table.withColumn(segment: s, slot: slots[0]) { $0.value(at: p) }) }
         return IndexKey(slots.map { slot in table.withColumn(segment: s, slot: slot) { $0.value(at: p) } })
-    }
-
-    /// Every row of `table` as an entry keyed by `key` of its value in `slot`,
-    /// unsorted; nil when some value has no key.
-    /// - Complexity: O(n)
-    static func entries<Key>(_ table: Table, slot: Int, _ key: (Value) -> Key?) -> [BTree<Key>.Entry]? {
-        var entries: [BTree<Key>.Entry] = []
-        entries.reserveCapacity(table.count)
-        var fits = true
-        table.forEach(slot: slot) { id, value in
-            guard fits, let key = key(value) else {
-                fits = false
-                return
-            }
-            entries.append(.init(key: key, row: id))
-        }
-        return fits ? entries : nil
     }
 
     /// The entries of the strings in `slot` of `table`, each row stored under its
