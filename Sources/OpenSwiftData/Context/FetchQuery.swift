@@ -8,14 +8,17 @@ import OpenSwiftDataStore
 /// (and unsaved inserts) are tested on their current values with
 /// `Predicate.evaluate`, so pending changes take part. A predicate the compiler
 /// cannot translate falls back to materializing each row and evaluating it.
-struct FetchQuery<T: PersistentModel> {
-    // The parts that do not depend on the model type live outside it: the fetch path
-    // runs unspecialized from user modules, where a type nested in a generic one costs
-    // a generic-metadata lookup at every use.
+///
+/// The query is not generic: the fetch path runs unspecialized from user modules,
+/// where every use of a type generic over the model (the descriptor, the query
+/// itself) looked its metadata up and copied it through value witnesses, about
+/// 5,000 instructions a fetch. The descriptor is read once, by `init`; what needs
+/// it afterwards (testing unsaved models, sorting on models) goes through
+/// `onModels`, made only when the fetch has such work.
+struct FetchQuery {
     typealias Candidate = FetchCandidate
     typealias Filter = FetchFilter
 
-    let descriptor: FetchDescriptor<T>
     let context: ModelContext
     let entity: Int
     let layout: EntityLayout
@@ -23,44 +26,61 @@ struct FetchQuery<T: PersistentModel> {
     let filter: Filter
     /// The engine's query over stored rows: its plan, filter and excluded rows.
     let stored: StoredRowQuery
-    // The descriptor's parts the fetch reads, read once: each read of a field of
-    // the generic `FetchDescriptor<T>` looks its metadata up.
     let hasSort: Bool
+    /// The sort as stored-attribute keys; nil without a sort, or when a key is
+    /// something the engine cannot read (then `onModels` sorts).
+    let sortKeys: [SortKey]?
     let fetchLimit: Int?
     let fetchOffset: Int?
     let includePendingChanges: Bool
+    /// The descriptor's work on model objects of its type; nil when the context has
+    /// no unsaved models the fetch could meet and the sort is on stored attributes.
+    let onModels: (any FetchedModels)?
 
     var access: QueryAccess { stored.access }
 
-    init(_ descriptor: FetchDescriptor<T>, context: ModelContext) throws {
+    /// The query of `descriptor` in `context`.
+    init<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, context: ModelContext) throws {
+        try self.init(FetchRequest(descriptor), context: context) { DescriptorModels(descriptor: descriptor) }
+    }
+
+    /// The query of a descriptor taken apart; `makeOnModels` is called only when the
+    /// fetch has work on model objects.
+    init(_ request: FetchRequest, context: ModelContext, onModels makeOnModels: () -> any FetchedModels) throws {
         // A custom store fetches for itself: what reads the engine's rows (explain,
         // aggregates, nearby queries, batch updates) has nothing to read.
         if context.container.external != nil { throw DataStoreError.unsupportedFeature }
-        self.descriptor = descriptor
-        self.context = context
-        let entity = try context.container.entityIndex(of: T.self)
-        let version = context.container.store.current
-        self.entity = entity
-        self.version = version
-        layout = context.container.layout(at: entity)
-        if let predicate = descriptor.predicate {
+        let entity = try context.container.entityIndex(of: request.model)
+        let layout = context.container.layout(at: entity)
+        hasSort = !request.sortBy.isEmpty
+        sortKeys = hasSort ? Self.sortKeys(of: request.sortBy, in: layout) : nil
+        fetchLimit = request.fetchLimit
+        fetchOffset = request.fetchOffset
+        includePendingChanges = request.includePendingChanges
+        var filter: Filter = .all
+        if let predicate = request.predicate {
             do {
-                filter = .native(try PredicateCompiler.compile(predicate, in: context.container))
+                filter = .native(try PredicateCompiler.compile(
+                    predicate.expression, variable: predicate.variable, model: request.model, in: context.container))
             } catch let unsupported as PredicateCompiler.Unsupported {
                 filter = .fallback(reason: unsupported.description)
             }
-        } else if let test = PredicateCompiler.typeFilter(for: T.self, in: context.container) {
+        } else if let test = PredicateCompiler.typeFilter(for: request.model, in: context.container) {
             // A subclass's fetch reads the rows of its class and its subclasses.
             filter = .native(CompiledFilter(predicate: BoundPredicate(template: test, parameters: []), cache: nil))
-        } else {
-            filter = .all
         }
-        let sortBy = descriptor.sortBy
-        hasSort = !sortBy.isEmpty
-        fetchLimit = descriptor.fetchLimit
-        fetchOffset = descriptor.fetchOffset
-        includePendingChanges = descriptor.includePendingChanges
-        let shape = PlanShape(sortKeys: hasSort ? Self.sortKeys(of: sortBy, in: layout) : nil, limited: (fetchLimit ?? 0) > 0)
+        var needsModels = !context.changed.isEmpty || includePendingChanges && context.registry.hasPendingInserts
+            || hasSort && sortKeys == nil
+        if case .fallback = filter { needsModels = true }
+        let onModels = needsModels ? makeOnModels() : nil
+        self.context = context
+        self.entity = entity
+        self.layout = layout
+        self.filter = filter
+        self.onModels = onModels
+        let version = context.container.store.current
+        self.version = version
+        let shape = PlanShape(sortKeys: sortKeys, limited: (request.fetchLimit ?? 0) > 0)
         func planner() -> QueryPlanner {
             QueryPlanner(
                 entity: version.schema.entities[entity], indexes: version.orderedIndexes[entity].map { $0.slots },
@@ -80,27 +100,20 @@ struct FetchQuery<T: PersistentModel> {
             rowFilter = .predicate(compiled.predicate, overlay: context.hasChanges ? { [context] in context.pendingRows() } : nil)
         case .fallback:
             access = planner().plan(nil).bind([], kinds: kinds)
-            rowFilter = .custom { [context, version, descriptor, entity] id in
-                let identifier = context.identifier(entity: entity, row: id)
-                // (A row of another class of the hierarchy is not a `T`.)
-                guard let model = context.registry[identifier] as? T
-                    ?? context.makeModel(identifier: identifier, entity: entity, row: nil, in: version) as? T
-                else { return false }
-                return try descriptor.predicate?.evaluate(model) ?? true
-            }
+            rowFilter = onModels!.evaluatingFilter(context: context, entity: entity, version: version)
         }
         stored = StoredRowQuery(version: version, entity: entity, access: access, filter: rowFilter, excluded: Self.excludedRows(in: context, entity: entity))
     }
 
     /// The sort as stored-attribute keys, nil when a key is something else (a path
     /// through a relationship, a computed value): then the index cannot give it.
-    static func sortKeys(of sortBy: [SortDescriptor<T>], in layout: EntityLayout) -> [SortKey]? {
+    static func sortKeys(of sortBy: [(keyPath: AnyKeyPath?, reverse: Bool)], in layout: EntityLayout) -> [SortKey]? {
         var keys: [SortKey] = []
         for sort in sortBy {
             guard let keyPath = sort.keyPath, case let .attribute(slot)? = layout.slots[keyPath],
                   layout.attributes[slot].transformer == nil
             else { return nil }
-            keys.append(SortKey(slot: slot, reverse: sort.order == .reverse))
+            keys.append(SortKey(slot: slot, reverse: sort.reverse))
         }
         return keys
     }
@@ -132,7 +145,7 @@ struct FetchQuery<T: PersistentModel> {
     /// candidate is kept and nothing is sorted.
     func matchCount() throws -> Int {
         var count = try stored.count()
-        for model in changedModels + pendingModels where try descriptor.predicate?.evaluate(unsafeDowncast(model, to: T.self)) ?? true {
+        for model in changedModels + pendingModels where try onModels?.passes(model) ?? true {
             count += 1
         }
         return count
@@ -147,7 +160,7 @@ struct FetchQuery<T: PersistentModel> {
     }
 
     /// `candidates(examined:)` given the unsaved models it must test.
-    private func candidates(examined: inout Int, changed: [AnyObject], pending: [AnyObject]) throws -> [Candidate] {
+    private func candidates(examined: inout Int, changed: [any PersistentModel], pending: [any PersistentModel]) throws -> [Candidate] {
         var results: [Candidate] = []
         // With the order from the index, a window needs only its rows and the rows
         // tied with its last one; unsaved models could land anywhere. (A limit of 0 or
@@ -164,18 +177,16 @@ struct FetchQuery<T: PersistentModel> {
             examined = tested
             return results
         }
-        for object in changed {
-            let model = unsafeDowncast(object, to: T.self)
+        for model in changed {
             tested += 1
-            if try descriptor.predicate?.evaluate(model) ?? true {
+            if try onModels?.passes(model) ?? true {
                 results.append(Candidate(rowID: RowID(model.persistentModelID.id.key), values: model.modelBacking.values, model: model))
             }
         }
         if !changed.isEmpty { results.sort { $0.rowID! < $1.rowID! } }
-        for object in pending {
-            let model = unsafeDowncast(object, to: T.self)
+        for model in pending {
             tested += 1
-            if try descriptor.predicate?.evaluate(model) ?? true {
+            if try onModels?.passes(model) ?? true {
                 results.append(Candidate(rowID: nil, values: model.modelBacking.values, model: model))
             }
         }
@@ -183,10 +194,10 @@ struct FetchQuery<T: PersistentModel> {
         return sorted(results)
     }
 
-    /// Registered models of this entity with unsaved changes (each a `T`; held
-    /// untyped, as an array of `T` would look its metadata up).
-    var changedModels: [AnyObject] {
-        context.changed.isEmpty ? [] : context.changed.compactMap { context.registry[$0] as? T }
+    /// Registered models of the fetched type with unsaved changes.
+    var changedModels: [any PersistentModel] {
+        guard !context.changed.isEmpty, let onModels else { return [] }
+        return context.changed.compactMap { context.registry[$0].flatMap { onModels.isFetched($0) ? $0 : nil } }
     }
 
     /// Unsaved inserts of this entity, when the fetch includes pending changes. Those
@@ -195,9 +206,9 @@ struct FetchQuery<T: PersistentModel> {
     /// otherwise make every kept insert again at its first look-up. (The models go
     /// through `Predicate.evaluate` as every unsaved one does; a row the engine cannot
     /// test is made again.)
-    var pendingModels: [AnyObject] {
-        guard includePendingChanges && context.registry.hasPendingInserts else { return [] }
-        return context.registry.pending.models(of: T.self, keptPassing: keptRowTest())
+    var pendingModels: [any PersistentModel] {
+        guard includePendingChanges && context.registry.hasPendingInserts, let onModels else { return [] }
+        return onModels.pendingModels(in: context.registry.pending, keptPassing: keptRowTest())
     }
 
     /// The test a kept insert's row goes through before its model is made again; nil
@@ -214,9 +225,9 @@ struct FetchQuery<T: PersistentModel> {
     /// Whether models of this entity have unsaved changes, or are unsaved inserts the
     /// fetch includes: they could land anywhere in an order an index gives.
     private var hasUnsavedModels: Bool {
-        guard !context.changed.isEmpty || context.registry.hasPendingInserts else { return false }
-        return context.changed.contains { context.registry[$0] is T }
-            || includePendingChanges && context.registry.pending.contains(of: T.self)
+        guard !context.changed.isEmpty || context.registry.hasPendingInserts, let onModels else { return false }
+        return context.changed.contains { context.registry[$0].map(onModels.isFetched) ?? false }
+            || includePendingChanges && onModels.hasPendingModels(in: context.registry.pending)
     }
 
     /// Whether a stored row stands for a deleted or changed model, which never passes
@@ -236,7 +247,7 @@ struct FetchQuery<T: PersistentModel> {
     /// The candidates in `sortBy` order; stable, so ties keep store order.
     private func sorted(_ candidates: [Candidate]) -> [Candidate] {
         guard hasSort else { return candidates }
-        guard let keys = Self.sortKeys(of: descriptor.sortBy, in: layout) else { return sortedOnModels(candidates) }
+        guard let keys = sortKeys else { return sortedOnModels(candidates) }
         // Rows not read yet are read now: sorting compares them.
         let table = version.tables[entity]
         let ranked = Array(candidates.map { candidate -> Candidate in
@@ -269,7 +280,8 @@ struct FetchQuery<T: PersistentModel> {
             candidate.model = materialize(candidate)
             return candidate
         }
-        let order = withModels.map { unsafeDowncast($0.model!, to: T.self) }.sorted(using: descriptor.sortBy)
+        // (`onModels` is made for every fetch whose sort has no stored keys.)
+        let order = onModels!.sorted(withModels.map { $0.model! })
         let positions = Dictionary(uniqueKeysWithValues: withModels.enumerated().map { (ObjectIdentifier($1.model!), $0) })
         return order.map { withModels[positions[ObjectIdentifier($0)]!] }
     }
@@ -280,14 +292,14 @@ struct FetchQuery<T: PersistentModel> {
     }
 
     /// The positions `descriptor`'s offset and limit keep out of `count` results.
-    static func window(of count: Int, _ descriptor: FetchDescriptor<T>) -> Range<Int> {
+    static func window<T>(of count: Int, _ descriptor: FetchDescriptor<T>) -> Range<Int> {
         FetchWindow.range(of: count, offset: descriptor.fetchOffset, limit: descriptor.fetchLimit)
     }
 
     // MARK: Results
 
     func identifier(of candidate: Candidate) -> PersistentIdentifier {
-        if let model = candidate.model { return unsafeDowncast(model, to: T.self).persistentModelID }
+        if let model = candidate.model { return model.persistentModelID }
         return context.identifier(entity: entity, row: candidate.rowID!)
     }
 
@@ -298,13 +310,16 @@ struct FetchQuery<T: PersistentModel> {
     }
 
     /// The candidate's model, registered with the context: a fault when its row was
-    /// not read.
-    func materialize(_ candidate: Candidate) -> T {
-        if let model = candidate.model { return unsafeDowncast(model, to: T.self) }
-        // (A row of the fetched entity's table is a `T` or a subclass's model: its layout
-        // is the one of its class in `T`'s hierarchy.)
-        return unsafeDowncast(
-            context.materialize(layout, entity: entity, id: candidate.rowID!, row: candidate.values, in: version), to: T.self)
+    /// not read. It is of the fetched type: a row of the fetched entity's table is a
+    /// model of its class or of a subclass, whose layout is the one of its class.
+    func materialize(_ candidate: Candidate) -> any PersistentModel {
+        if let model = candidate.model { return model }
+        return context.materialize(layout, entity: entity, id: candidate.rowID!, row: candidate.values, in: version)
+    }
+
+    /// `materialize(_:)` as the fetched type `T`.
+    func materialize<T: PersistentModel>(_ candidate: Candidate, as _: T.Type) -> T {
+        unsafeDowncast(materialize(candidate) as AnyObject, to: T.self)
     }
 }
 
@@ -315,9 +330,8 @@ struct FetchCandidate {
     /// always; stored rows when a test read them whole). Nil for a stored row
     /// not read: sorting reads its keys from the table, and its model is a fault.
     var values: Row?
-    /// The model, when one already exists (registered or pending): a `T` of the
-    /// fetch, held untyped so the candidate type is not generic.
-    var model: AnyObject?
+    /// The model, when one already exists (registered or pending), of the fetched type.
+    var model: (any PersistentModel)?
 }
 
 enum FetchFilter {

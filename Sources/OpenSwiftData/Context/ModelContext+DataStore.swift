@@ -25,6 +25,7 @@ extension ModelContext {
     /// pending deletes leave, and the window is applied here.
     /// - Complexity: the store's fetch, plus O(n log n) in the models returned when
     ///   this context sorts.
+    @usableFromInline
     func storeMatches<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
         guard let external = container.external else { return [] }
         let pending = descriptor.includePendingChanges ? pendingModels(of: T.self) : []

@@ -9,8 +9,17 @@ extension ModelContext {
     /// - Complexity: O(log n) when the predicate pins a unique key or an ordered
     ///   index's prefix or range to constants (plus the rows it yields); otherwise
     ///   O(n) in the entity's rows. `explain(_:)` tells which.
+    @inlinable
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
-        try matches(descriptor)
+        // Inlinable so the descriptor is read where `T` is known (`FetchRequest`).
+        if usesCustomStore { return try storeMatches(descriptor) }
+        var models: [T] = []
+        try forEachMatch(FetchRequest(descriptor), onModels: { DescriptorModels(descriptor: descriptor) }) { count in
+            models.reserveCapacity(count)
+        } body: { model in
+            models.append(unsafeDowncast(model as AnyObject, to: T.self))
+        }
+        return models
     }
 
     /// The number of models `fetch(_:)` would return.
@@ -22,10 +31,10 @@ extension ModelContext {
         if container.external != nil { return try storeCount(descriptor) }
         if descriptor.predicate == nil, !hasChanges, PredicateCompiler.typeFilter(for: T.self, in: container) == nil {
             let rows = container.store.current.tables[try container.entityIndex(of: T.self)].count
-            return FetchQuery<T>.window(of: rows, descriptor).count
+            return FetchQuery.window(of: rows, descriptor).count
         }
         let query = try FetchQuery(descriptor, context: self)
-        return FetchQuery<T>.window(of: try query.matchCount(), descriptor).count
+        return FetchQuery.window(of: try query.matchCount(), descriptor).count
     }
 
     /// The models of `fetch(_:)`, read from the store `batchSize` at a time as the
@@ -99,17 +108,22 @@ extension ModelContext {
         return query.window(try query.candidates()).map { query.identifier(of: $0) }
     }
 
-    /// The filtered, sorted and windowed models of a descriptor.
-    func matches<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
-        if container.external != nil { return try storeMatches(descriptor) }
-        let query = try FetchQuery(descriptor, context: self)
-        // A loop, not `map` with a closure: the closure looked `FetchQuery<T>`'s
-        // metadata up again for every model.
+    /// Whether a custom store (`DataStore`) fetches for the container.
+    @usableFromInline
+    var usesCustomStore: Bool { container.external != nil }
+
+    /// Calls `body` with each filtered, sorted and windowed model of `request`, in
+    /// order, after `count` with their number; `onModels` is called when the fetch
+    /// has work on model objects (`FetchedModels`).
+    @usableFromInline
+    func forEachMatch(
+        _ request: FetchRequest, onModels: () -> any FetchedModels,
+        count: (Int) -> Void, body: (any PersistentModel) -> Void
+    ) throws {
+        let query = try FetchQuery(request, context: self, onModels: onModels)
         let candidates = query.window(try query.candidates())
-        var models: [T] = []
-        models.reserveCapacity(candidates.count)
+        count(candidates.count)
         if candidates.count > 64 { registry.reserveUnretained(candidates.count) }
-        for candidate in candidates { models.append(query.materialize(candidate)) }
-        return models
+        for candidate in candidates { body(query.materialize(candidate)) }
     }
 }

@@ -13,7 +13,7 @@ extension ModelContext {
     /// - Complexity: about O((log n + k) log n) for the k models reached.
     public func fetch<T: PersistentModel>(_ descriptor: NearbyDescriptor<T>) throws -> [T] {
         let (query, found) = try nearest(descriptor)
-        return found.map { query.materialize($0.candidate) }
+        return found.map { query.materialize($0.candidate, as: T.self) }
     }
 
     /// The identifiers of the models `fetch(_:)` returns for `descriptor`, nearest
@@ -25,7 +25,7 @@ extension ModelContext {
 
     private func nearest<T: PersistentModel>(
         _ descriptor: NearbyDescriptor<T>
-    ) throws -> (FetchQuery<T>, [(candidate: FetchCandidate, distance: Double)]) {
+    ) throws -> (FetchQuery, [(candidate: FetchCandidate, distance: Double)]) {
         var fetch = FetchDescriptor<T>(predicate: descriptor.predicate)
         fetch.includePendingChanges = descriptor.includePendingChanges
         let query = try FetchQuery(fetch, context: self)
@@ -54,7 +54,7 @@ extension ModelContext {
         }
         // Unsaved inserts and changes, measured on their current values.
         for object in query.changedModels + query.pendingModels {
-            let model = unsafeDowncast(object, to: T.self)
+            let model = unsafeDowncast(object as AnyObject, to: T.self)
             let values = model.modelBacking.values
             var point: [Double] = []
             for slot in slots {

@@ -16,6 +16,7 @@ import OpenSwiftDataStore
 ///
 /// Only `slots`, `revived` and `probe` (while `spillUnheld` looks at an insert) hold
 /// references. The properties skip dynamic exclusivity checks, as the registry's do.
+@usableFromInline
 final class PendingInserts {
     /// Inserts in order: retained models, runs of kept rows, and `.removed` where a model
     /// was removed since.

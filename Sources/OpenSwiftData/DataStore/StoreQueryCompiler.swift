@@ -44,7 +44,8 @@ public final class StoreQueryCompiler: @unchecked Sendable {
     /// stored attribute.
     public func sortKeys<T: PersistentModel>(_ sortBy: [SortDescriptor<T>]) throws -> [(slot: Int, reverse: Bool)]? {
         let layout = container.layout(at: try container.entityIndex(of: T.self))
-        return FetchQuery<T>.sortKeys(of: sortBy, in: layout)?.map { (slot: $0.slot, reverse: $0.reverse) }
+        return FetchQuery.sortKeys(of: sortBy.map { ($0.keyPath, $0.order == .reverse) }, in: layout)?
+            .map { (slot: $0.slot, reverse: $0.reverse) }
     }
 
     // MARK: History

@@ -69,15 +69,27 @@ struct PredicateCompiler {
     /// again with other values (a lookup in a loop) only has its values converted;
     /// the cached template also keeps the plans made for it (`CompiledPredicate.plan`).
     static func compile<T: PersistentModel>(_ predicate: Predicate<T>, in container: ModelContainer) throws -> CompiledFilter {
-        let expression: Any = predicate.expression
+        try compile(predicate.expression, variable: predicate.variable.key, model: T.self, in: container)
+    }
+
+    /// `compile(_:in:)` for a predicate taken apart: its expression tree, its
+    /// variable and the model type it tests. (Not generic: the fetch path is not.)
+    static func compile(
+        _ expression: any StandardPredicateExpression<Bool>, variable: PredicateExpressions.VariableID, model: any PersistentModel.Type,
+        in container: ModelContainer
+    ) throws -> CompiledFilter {
         guard let (print, cached) = container.compiledPredicates.lookUp(
-            expression, model: container.hasHierarchies ? T.self : nil)
+            expression, model: container.hasHierarchies ? model : nil)
         else {
-            let compiled = try compileAnew(predicate, in: container, asTemplate: false)
-            return CompiledFilter(predicate: BoundPredicate(template: compiled, parameters: []), cache: nil)
+            let compiled = try Self.compiled(expression, variable: variable, model: model, in: container, asTemplate: false)
+            return CompiledFilter(predicate: BoundPredicate(template: compiled.expression, parameters: []), cache: nil)
         }
         let template = cached ?? container.compiledPredicates.add(
-            CompiledPredicate(Result { try compileTemplate(predicate, in: container) }), for: expression, print)
+            CompiledPredicate(Result {
+                let template = try Self.compiled(expression, variable: variable, model: model, in: container, asTemplate: true)
+                return (template.expression, template.compiler.identifierParameters)
+            }),
+            for: expression, print)
         let (compiled, identifierParameters) = try template.result.get()
         let compiler = PredicateCompiler(container: container)
         var parameters: [Value] = []
@@ -92,31 +104,19 @@ struct PredicateCompiler {
         return CompiledFilter(predicate: BoundPredicate(template: compiled, parameters: parameters), cache: template)
     }
 
-    private static func compileAnew<T: PersistentModel>(
-        _ predicate: Predicate<T>, in container: ModelContainer, asTemplate: Bool
-    ) throws -> QueryExpression {
-        try compiled(predicate, in: container, asTemplate: asTemplate).expression
-    }
-
-    /// The template of `predicate` (captured values as parameters), and which
-    /// parameters hold identifiers compared with which entity's models.
-    private static func compileTemplate<T: PersistentModel>(
-        _ predicate: Predicate<T>, in container: ModelContainer
-    ) throws -> (QueryExpression, [Int: Int]) {
-        let (expression, compiler) = try compiled(predicate, in: container, asTemplate: true)
-        return (expression, compiler.identifierParameters)
-    }
-
-    private static func compiled<T: PersistentModel>(
-        _ predicate: Predicate<T>, in container: ModelContainer, asTemplate: Bool
+    /// The compiled `expression` (a template, captured values as parameters, when
+    /// `asTemplate`), and the compiler that made it.
+    private static func compiled(
+        _ expression: any StandardPredicateExpression<Bool>, variable: PredicateExpressions.VariableID, model: any PersistentModel.Type,
+        in container: ModelContainer, asTemplate: Bool
     ) throws -> (expression: QueryExpression, compiler: PredicateCompiler) {
         var compiler = PredicateCompiler(container: container, isTemplate: asTemplate)
-        let entity = try container.entityIndex(of: T.self)
-        compiler.variables[predicate.variable.key] = Node(expression: .root, shape: .row(entity: entity))
-        var expression = try compiler.compile(predicate.expression).expression
+        let entity = try container.entityIndex(of: model)
+        compiler.variables[variable] = Node(expression: .root, shape: .row(entity: entity))
+        var compiled = try compiler.compile(expression).expression
         // A subclass's fetch reads the rows of its class and its subclasses.
-        if let test = typeFilter(for: T.self, in: container) { expression = .and(expression, test) }
-        return (expression, compiler)
+        if let test = typeFilter(for: model, in: container) { compiled = .and(compiled, test) }
+        return (compiled, compiler)
     }
 
     /// The expression of `node` as one side of an equality or list test with
