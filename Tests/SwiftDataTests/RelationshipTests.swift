@@ -413,6 +413,40 @@ import Testing
         #expect(try reader.fetch(FetchDescriptor<Animal>()).map(\.name) == ["Stray"])
     }
 
+    @Test func cascadeOverFaultsStillLeavesTheSurvivingSides() throws {
+        let container = try makeContainer(GFaculty.self, GSeminar.self, GAttendee.self)
+        let writer = ModelContext(container)
+        let physics = GFaculty(name: "Physics"), history = GFaculty(name: "History")
+        let optics = GSeminar(title: "Optics"), waves = GSeminar(title: "Waves"), rome = GSeminar(title: "Rome")
+        physics.seminars = [optics, waves]
+        history.seminars = [rome]
+        let ada = GAttendee(name: "Ada"), ben = GAttendee(name: "Ben")
+        ada.seminars = [optics, waves, rome]
+        ben.seminars = [waves]
+        writer.insert(physics)
+        writer.insert(history)
+        try writer.save()
+
+        // A fresh context: the seminars the delete cascades to are faults, whose way
+        // back to their faculty is deleted too, while their attendees stay.
+        let deleter = ModelContext(container)
+        let attendees = try deleter.fetch(FetchDescriptor<GAttendee>(sortBy: [SortDescriptor(\.name)]))
+        try deleter.delete(model: GFaculty.self, where: #Predicate { $0.name == "Physics" })
+        try deleter.save()
+
+        #expect(attendees.map { $0.seminars.map(\.title).sorted() } == [["Rome"], []])
+        let reader = ModelContext(container)
+        #expect(try reader.fetch(FetchDescriptor<GSeminar>()).map(\.title) == ["Rome"])
+        let stored = try reader.fetch(FetchDescriptor<GAttendee>(sortBy: [SortDescriptor(\.name)]))
+        #expect(stored.map { $0.seminars.map(\.title) } == [["Rome"], []])
+        #expect(try reader.fetch(FetchDescriptor<GFaculty>()).map { $0.seminars.map(\.title) } == [["Rome"]])
+        // The attendees' rows left the deleted seminars in the save itself.
+        let last = try #require(try reader.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).last)
+        var updated: [PersistentIdentifier] = []
+        for case let .update(change) in last.changes { updated.append(change.changedPersistentIdentifier) }
+        #expect(Set(updated) == Set(attendees.map(\.persistentModelID)))
+    }
+
     @Test func nullifyFromAContextThatNeverReadTheOwner() throws {
         let container = try makeContainer(GTeam.self, GPlayer.self)
         let writer = ModelContext(container)

@@ -40,7 +40,7 @@ extension ModelContext {
         func add(_ model: any PersistentModel) {
             let backing = model.modelBacking
             let id = backing.identifier
-            guard let entity = container.entityIndex(named: id.entityName) else { return }
+            guard let entity = container.entityIndex(of: id) else { return }
             overlay[EntityRow(entity: entity, id: RowID(id.id.key))] = .some(row(of: backing, keepingDeleted: true))
         }
         for id in changed { if let model = registry[id] { add(model) } }

@@ -39,7 +39,7 @@ extension ModelContext {
         guard container.allowsSave else {
             throw SwiftDataError(.readOnlyConfiguration, "the container's configuration does not allow saving")
         }
-        try validateRelationshipCounts(excluding: Set(closure.map { ObjectIdentifier($0) }))
+        try validateRelationshipCounts(excluding: closure)
         NotificationCenter.default.post(name: Self.willSave, object: self)
         applyDeletes(closure)
         if let external = container.external {
@@ -106,7 +106,7 @@ extension ModelContext {
         }
         var deletedIDs: [PersistentIdentifier] = []
         for id in deleted {
-            guard let entity = container.entityIndex(named: id.entityName) else { continue }
+            guard let entity = container.entityIndex(of: id) else { continue }
             if !id.isTemporary { changes.deletes.append(.init(entity: entity, id: RowID(id.id.key))) }
             deletedIDs.append(id)
         }
@@ -283,6 +283,9 @@ extension ModelContext {
     /// earlier in the event are detached again, which changes (and registers for undo)
     /// only links made to them since.
     private func applyDeletes(_ closure: [any PersistentModel]) {
+        // (Sized once: a cascade can delete many times the models deleted by hand.)
+        registry.reserveRetained(closure.count)
+        deletedSet.reserveCapacity(deletedSet.count + closure.count)
         for model in closure { deleteModel(model) }
         for model in closure { detachFromInverses(model, sparingDeleted: true) }
         // The closure covers every saved model deleted; what may be left are deletes
@@ -291,9 +294,11 @@ extension ModelContext {
         propagatePendingDeletes()
     }
 
-    private func validateRelationshipCounts(excluding doomed: Set<ObjectIdentifier>) throws {
-        // Most schemas have no rule to check: then no model is looked at.
+    private func validateRelationshipCounts(excluding closure: [any PersistentModel]) throws {
+        // Most schemas have no rule to check: then no model is looked at (nor is the
+        // set of the doomed made: about 200 instructions a deleted model).
         guard container.schema.memberLayouts.values.contains(where: \.hasRelationshipCountRules) else { return }
+        let doomed = Set(closure.map { ObjectIdentifier($0) })
         func check(_ model: any PersistentModel) throws {
             guard !doomed.contains(ObjectIdentifier(model)) else { return }
             let backing = model.modelBacking

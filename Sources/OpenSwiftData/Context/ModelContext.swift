@@ -31,9 +31,14 @@ public class ModelContext: Equatable, SendableMetatype {
     /// property write skips looking its model's context up for undo (a weak
     /// reference load, about 1 % of an insert).
     static let undoContexts = Atomic<Int>(0)
+    // The context's bookkeeping skips dynamic exclusivity checks
+    // (`@exclusivity(unchecked)`), as its models' backing data does: a context is used
+    // on one actor or thread (it is not `Sendable`), and the checks cost about 400
+    // instructions per deleted model in a save (W6 delete).
+
     /// Deleted models the undo manager's actions hold: they left the registry, so
     /// `deinit` breaks their relationship cycles from here.
-    var undoRetained: [any PersistentModel] = []
+    @exclusivity(unchecked) var undoRetained: [any PersistentModel] = []
 
     var isMainContext = false
     /// Whether a model of the context may hold resolved related models (a relationship
@@ -42,14 +47,14 @@ public class ModelContext: Equatable, SendableMetatype {
     /// `deinit` walk every registered model to break the cycles those make. A fetch of
     /// a hundred thousand models that reads no relationship spent a tenth of its wall
     /// clock in that walk (W4 fetch).
-    var mayHoldResolvedRelationships = false
+    @exclusivity(unchecked) var mayHoldResolvedRelationships = false
     /// Whether a pending insert may hold a model that is not registered: a relationship
     /// was set on a registered model, or a model was deleted, since the pending inserts
     /// were last walked (`insertReachableModels()`). A model's insertion itself inserts
     /// what it holds then, so a save of a million inserts that set no relationship
     /// afterwards walks none of them (a cache miss each; about 3 % of W1).
-    var mayReachUnregistered = false
-    var autosaveScheduled = false
+    @exclusivity(unchecked) var mayReachUnregistered = false
+    @exclusivity(unchecked) var autosaveScheduled = false
 
     /// Every model the context knows, by identifier; retains those with unsaved changes.
     let registry = ModelRegistry()
@@ -57,31 +62,31 @@ public class ModelContext: Equatable, SendableMetatype {
     let link = ContextLink()
     // (Pending inserts are the registry's: `registry.pending`, in insertion order.)
     /// Registered, saved models with unsaved changes.
-    var changed: Set<PersistentIdentifier> = []
+    @exclusivity(unchecked) var changed: Set<PersistentIdentifier> = []
     /// Pending deletes, in deletion order.
-    var deleted: [PersistentIdentifier] = []
-    var deletedSet: Set<PersistentIdentifier> = []
+    @exclusivity(unchecked) var deleted: [PersistentIdentifier] = []
+    @exclusivity(unchecked) var deletedSet: Set<PersistentIdentifier> = []
     /// How many of `deleted`, from the start, have had their delete rules run:
     /// `processPendingChanges()`, `save()` and an undone insert run the rest
     /// (`propagatePendingDeletes()`).
-    var propagatedDeletes = 0
+    @exclusivity(unchecked) var propagatedDeletes = 0
     /// Models inserted since the last save and deleted since, whose delete rules have
     /// not run yet (they left the registry, so `deleted` does not list them).
-    var deletedInserts: [any PersistentModel] = []
+    @exclusivity(unchecked) var deletedInserts: [any PersistentModel] = []
     /// Deleted models whose `cascade` rules deleted others, with those: inserting the
     /// model again before the save inserts them again too. Emptied by `save()` and
     /// `rollback()`.
-    var cascadeRecord: [ObjectIdentifier: (model: any PersistentModel, cascaded: [any PersistentModel])] = [:]
+    @exclusivity(unchecked) var cascadeRecord: [ObjectIdentifier: (model: any PersistentModel, cascaded: [any PersistentModel])] = [:]
     /// Saved models deleted and inserted again, with the identifiers they had: the
     /// next save points stored references to the old row at the new one.
-    var reinsertions: [(old: PersistentIdentifier, model: any PersistentModel)] = []
+    @exclusivity(unchecked) var reinsertions: [(old: PersistentIdentifier, model: any PersistentModel)] = []
     /// Undo's bookkeeping (`ModelContext+Undo.swift`).
-    var undoState = UndoState()
+    @exclusivity(unchecked) var undoState = UndoState()
     /// The context's identity for a custom store (`editingState`).
     lazy var editingStateID = UUID()
     /// Snapshots a custom store returned beside the models fetched, which
     /// relationships resolve from before asking the store (`ModelContext+DataStore`).
-    var storeSnapshots: [PersistentIdentifier: DefaultSnapshot] = [:]
+    @exclusivity(unchecked) var storeSnapshots: [PersistentIdentifier: DefaultSnapshot] = [:]
 
     public init(_ container: ModelContainer) {
         self.container = container
@@ -167,7 +172,7 @@ public class ModelContext: Equatable, SendableMetatype {
     public func model(for persistentModelID: PersistentIdentifier) -> any PersistentModel {
         if let model = registry[persistentModelID] { return model }
         if container.external != nil, let model = storeModel(for: persistentModelID) { return model }
-        guard let entity = container.entityIndex(named: persistentModelID.entityName) else {
+        guard let entity = container.entityIndex(of: persistentModelID) else {
             preconditionFailure("\(persistentModelID) names an entity the container's schema does not have")
         }
         let layout = container.layout(at: entity)

@@ -108,8 +108,14 @@ final class ModelRegistry {
     /// Retains the registered model `id` (it has unsaved changes now).
     /// - Complexity: O(1) expected
     func retain(_ id: PersistentIdentifier) {
-        guard retained[id] == nil, let model = unretained.remove(id) else { return }
+        guard let model = unretained.remove(id) else { return }
         retained[id] = model
+    }
+
+    /// Makes room for `count` more retained models, so that retaining them (the
+    /// models a save deletes) grows the table at most once.
+    func reserveRetained(_ count: Int) {
+        retained.reserveCapacity(retained.count + count)
     }
 
     /// Unregisters `id`; returns the model it held (nil for a kept insert), which

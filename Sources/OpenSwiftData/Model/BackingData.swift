@@ -26,6 +26,9 @@ protocol ModelBacking: AnyObject {
     func relatedModels(_ index: Int) -> [any PersistentModel]
     /// The related models of relationship `index` if already resolved.
     func resolvedModels(_ index: Int) -> [any PersistentModel]?
+    /// The stored references of relationship `index` while its models are not
+    /// resolved (what `relatedModels(_:)` would resolve); nil once they are.
+    func unresolvedReferences(_ index: Int) -> Value?
     /// Replaces relationship `index` without touching inverses.
     func setRelated(_ index: Int, to models: [any PersistentModel])
     /// Replaces the resolved models of relationship `index` without marking a change
@@ -497,6 +500,16 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
     func resolvedModels(_ index: Int) -> [any PersistentModel]? {
         prepare()
         return related[index]
+    }
+
+    func unresolvedReferences(_ index: Int) -> Value? {
+        let layout = self.layout
+        let slot = layout.attributes.count + index
+        if related.count == layout.relationships.count, related[index] != nil { return nil }
+        // (As `relatedModels(_:)` reads them: a fault's from its row, without loading it.)
+        if case let .fault(table, id) = state, let value = table.value(id, slot: slot) { return value }
+        prepare()
+        return related[index] == nil ? storedValues[slot] : nil
     }
 
     func setRelated(_ index: Int, to models: [any PersistentModel]) {

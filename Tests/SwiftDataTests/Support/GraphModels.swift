@@ -209,3 +209,36 @@ final class GNote {
         self.text = text
     }
 }
+
+// MARK: A cascade that reaches models with other owners
+
+@Model
+final class GFaculty {
+    var name: String
+    @Relationship(deleteRule: .cascade, inverse: \GSeminar.faculty) var seminars: [GSeminar] = []
+
+    init(name: String) {
+        self.name = name
+    }
+}
+
+@Model
+final class GSeminar {
+    var title: String
+    var faculty: GFaculty?
+    @Relationship(inverse: \GAttendee.seminars) var attendees: [GAttendee] = []
+
+    init(title: String) {
+        self.title = title
+    }
+}
+
+@Model
+final class GAttendee {
+    var name: String
+    var seminars: [GSeminar] = []
+
+    init(name: String) {
+        self.name = name
+    }
+}
