@@ -447,6 +447,44 @@ import Testing
         #expect(Set(updated) == Set(attendees.map(\.persistentModelID)))
     }
 
+    @Test func cascadeToRowsNoModelStandsFor() throws {
+        let container = try makeContainer(Holding.self, GDepartment.self, GEmployee.self)
+        let writer = ModelContext(container)
+        let acme = Holding(name: "Acme"), busy = Holding(name: "Busy")
+        acme.departments = [GDepartment(name: "Legal"), GDepartment(name: "R&D")]
+        let sales = GDepartment(name: "Sales")
+        sales.employees = [GEmployee(name: "Pat")]
+        busy.departments = [sales]
+        writer.insert(acme)
+        writer.insert(busy)
+        try writer.save()
+        let expected = Set([acme.persistentModelID] + acme.departments.map(\.persistentModelID))
+
+        // A context that never read the departments: the cascade reaches them as rows,
+        // and the save reports them as any deleted model.
+        let deleter = ModelContext(container)
+        nonisolated(unsafe) var deletedIDs: [PersistentIdentifier] = []
+        let observer = NotificationCenter.default.addObserver(forName: ModelContext.didSave, object: deleter, queue: nil) {
+            deletedIDs = $0.userInfo?[ModelContext.NotificationKey.deletedIdentifiers.rawValue] as? [PersistentIdentifier] ?? []
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try deleter.delete(model: Holding.self, where: #Predicate { $0.name == "Acme" })
+        try deleter.save()
+        #expect(Set(deletedIDs) == expected)
+        #expect(!deleter.hasChanges)
+        let reader = ModelContext(container)
+        #expect(try reader.fetch(FetchDescriptor<GDepartment>()).map(\.name) == ["Sales"])
+        #expect(try reader.fetch(FetchDescriptor<Holding>()).map(\.name) == ["Busy"])
+
+        // A department with employees denies its deletion: the cascade that reaches it
+        // as a row still throws, and deletes nothing.
+        try deleter.delete(model: Holding.self)
+        #expect(throws: SwiftDataError.modelValidationFailure) { try deleter.save() }
+        let after = ModelContext(container)
+        #expect(try after.fetch(FetchDescriptor<Holding>()).map(\.name) == ["Busy"])
+        #expect(try after.fetch(FetchDescriptor<GDepartment>()).map(\.name) == ["Sales"])
+    }
+
     @Test func nullifyFromAContextThatNeverReadTheOwner() throws {
         let container = try makeContainer(GTeam.self, GPlayer.self)
         let writer = ModelContext(container)

@@ -130,7 +130,10 @@ extension ModelContext {
             if sparingDeleted, let stored = backing.unresolvedReferences(j),
                referencesOnlyDeleted(stored, of: relationship) { continue }
             for related in backing.relatedModels(j) {
-                if sparingDeleted, related.modelBacking.isDeleted { continue }
+                // (A row the save deletes as a row is spared too: `DeletionClosure.rows`.)
+                if sparingDeleted, related.modelBacking.isDeleted || deletedSet.contains(related.modelBacking.identifier) {
+                    continue
+                }
                 if let inverse = relationship.inverseIndex(in: related.modelBacking.layout) {
                     RelationshipGraph.remove(model, from: inverse, of: related)
                 }
@@ -149,37 +152,5 @@ extension ModelContext {
         case let .references(ids): return ids.allSatisfy { deletedSet.contains(identifier(entity: entity, row: $0)) }
         default: return true
         }
-    }
-
-    /// The pending deletes plus everything they cascade to, or a thrown error if a
-    /// `deny` rule forbids them. Changes nothing.
-    func deletionClosure() throws -> [any PersistentModel] {
-        var closure: [any PersistentModel] = []
-        var seen: Set<ObjectIdentifier> = []
-        // Models inserted since the last save and deleted since: their cascades reach
-        // saved models, which `deny` may protect.
-        var work = deleted.compactMap { registry[$0] } + deletedInserts.filter { $0.modelBacking.isDeleted }
-        for model in work { seen.insert(ObjectIdentifier(model)) }
-        while let model = work.popLast() {
-            closure.append(model)
-            let backing = model.modelBacking
-            for (j, relationship) in backing.layout.relationships.enumerated() where relationship.deleteRule == .cascade {
-                for related in backing.relatedModels(j) where seen.insert(ObjectIdentifier(related)).inserted {
-                    work.append(related)
-                }
-            }
-        }
-        for model in closure {
-            let backing = model.modelBacking
-            for (j, relationship) in backing.layout.relationships.enumerated() where relationship.deleteRule == .deny {
-                let remaining = backing.relatedModels(j).filter { !seen.contains(ObjectIdentifier($0)) }
-                if !remaining.isEmpty {
-                    throw SwiftDataError(
-                        .modelValidationFailure,
-                        "cannot delete \(backing.identifier): its relationship '\(relationship.name)' (delete rule deny) still refers to \(remaining.count) model(s)")
-                }
-            }
-        }
-        return closure
     }
 }

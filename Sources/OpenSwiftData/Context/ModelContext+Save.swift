@@ -31,7 +31,7 @@ extension ModelContext {
         let closure = try deletionClosure()
         // A model inserted and deleted since the last save changes nothing stored,
         // unless its cascades reach saved models.
-        guard hasChanges || closure.contains(where: { !$0.modelBacking.identifier.isTemporary }) else {
+        guard hasChanges || closure.deletesSavedModels else {
             deletedInserts = []
             cascadeRecord = [:]
             return
@@ -282,25 +282,27 @@ extension ModelContext {
     /// inverse relationships of the models that stay. Deletes that were propagated
     /// earlier in the event are detached again, which changes (and registers for undo)
     /// only links made to them since.
-    private func applyDeletes(_ closure: [any PersistentModel]) {
+    private func applyDeletes(_ closure: DeletionClosure) {
         // (Sized once: a cascade can delete many times the models deleted by hand.)
-        registry.reserveRetained(closure.count)
-        deletedSet.reserveCapacity(deletedSet.count + closure.count)
-        for model in closure { deleteModel(model) }
-        for model in closure { detachFromInverses(model, sparingDeleted: true) }
+        registry.reserveRetained(closure.models.count)
+        deletedSet.reserveCapacity(deletedSet.count + closure.models.count + closure.rows.count)
+        // Rows first: the models' inverses spare them.
+        for id in closure.rows where deletedSet.insert(id).inserted { deleted.append(id) }
+        for model in closure.models { deleteModel(model) }
+        for model in closure.models { detachFromInverses(model, sparingDeleted: true) }
         // The closure covers every saved model deleted; what may be left are deletes
         // of models inserted since the last save, whose cascades still have to run.
         propagatedDeletes = deleted.count
         propagatePendingDeletes()
     }
 
-    private func validateRelationshipCounts(excluding closure: [any PersistentModel]) throws {
+    private func validateRelationshipCounts(excluding closure: DeletionClosure) throws {
         // Most schemas have no rule to check: then no model is looked at (nor is the
         // set of the doomed made: about 200 instructions a deleted model).
         guard container.schema.memberLayouts.values.contains(where: \.hasRelationshipCountRules) else { return }
-        let doomed = Set(closure.map { ObjectIdentifier($0) })
+        let doomed = Set(closure.models.map { ObjectIdentifier($0) }), doomedRows = Set(closure.rows)
         func check(_ model: any PersistentModel) throws {
-            guard !doomed.contains(ObjectIdentifier(model)) else { return }
+            guard !doomed.contains(ObjectIdentifier(model)), !doomedRows.contains(model.modelBacking.identifier) else { return }
             let backing = model.modelBacking
             let id = backing.identifier
             guard backing.layout.hasRelationshipCountRules else { return }
@@ -315,7 +317,9 @@ extension ModelContext {
                 }
                 let minimum = relationship.minimumModelCount, maximum = relationship.maximumModelCount
                 guard minimum > 0 || maximum > 0 else { continue }
-                let count = backing.relatedModels(j).filter { !doomed.contains(ObjectIdentifier($0)) }.count
+                let count = backing.relatedModels(j).filter {
+                    !doomed.contains(ObjectIdentifier($0)) && !doomedRows.contains($0.modelBacking.identifier)
+                }.count
                 if count < minimum || (maximum > 0 && count > maximum) {
                     throw SwiftDataError(
                         .modelValidationFailure,
