@@ -485,6 +485,49 @@ import Testing
         #expect(try after.fetch(FetchDescriptor<GDepartment>()).map(\.name) == ["Sales"])
     }
 
+    @Test func rowsACascadeReachesAreDeletedModelsWhenTheSaveMakesThem() throws {
+        let container = try makeContainer(GOwner.self, GPet.self, GVet.self)
+        let writer = ModelContext(container)
+        let owner = GOwner(name: "Sam"), vet = GVet(name: "Dr. Lee")
+        let rex = GPet(name: "Rex"), tom = GPet(name: "Tom")
+        owner.pets = [rex, tom]
+        vet.patients = [rex]
+        writer.insert(owner)
+        writer.insert(vet)
+        try writer.save()
+        let rexID = rex.persistentModelID, tomID = tom.persistentModelID
+
+        let context = ModelContext(container)
+        let vetAgain = try #require(try context.fetch(FetchDescriptor<GVet>()).first)
+        vetAgain.name = "Dr. Lee Jr."
+        try context.delete(model: GOwner.self)
+        // A `willSave` observer edits a pet the cascade deletes: it is deleted all the same.
+        nonisolated(unsafe) var saved: [String: [PersistentIdentifier]] = [:]
+        nonisolated(unsafe) let editing = context
+        let edit = NotificationCenter.default.addObserver(forName: ModelContext.willSave, object: context, queue: nil) { _ in
+            (editing.model(for: tomID) as? GPet)?.name = "Tommy"
+        }
+        let didSave = NotificationCenter.default.addObserver(forName: ModelContext.didSave, object: context, queue: nil) {
+            for key in [ModelContext.NotificationKey.updatedIdentifiers, .deletedIdentifiers] {
+                saved[key.rawValue] = $0.userInfo?[key.rawValue] as? [PersistentIdentifier] ?? []
+            }
+        }
+        defer {
+            NotificationCenter.default.removeObserver(edit)
+            NotificationCenter.default.removeObserver(didSave)
+        }
+        try context.save()
+
+        // Validating the changed vet read its patient: that model is deleted.
+        let patient = try #require(vetAgain.patients.first)
+        #expect(patient.persistentModelID == rexID && patient.isDeleted)
+        #expect(saved[ModelContext.NotificationKey.updatedIdentifiers.rawValue] == [vetAgain.persistentModelID])
+        #expect(Set(saved[ModelContext.NotificationKey.deletedIdentifiers.rawValue] ?? []).isSuperset(of: [rexID, tomID]))
+        let reader = ModelContext(container)
+        #expect(try reader.fetchCount(FetchDescriptor<GPet>()) == 0)
+        #expect(try reader.fetch(FetchDescriptor<GVet>()).map(\.name) == ["Dr. Lee Jr."])
+    }
+
     @Test func nullifyFromAContextThatNeverReadTheOwner() throws {
         let container = try makeContainer(GTeam.self, GPlayer.self)
         let writer = ModelContext(container)

@@ -26,9 +26,12 @@ extension ModelContext {
     /// undo manager records their models, no custom store resolves references, no
     /// class hierarchy shares their table, and every relationship of theirs that has
     /// an inverse (and a rule other than `noAction`) or a `deny` rule names only what
-    /// the save deletes. Otherwise every model is made, as the delete rules expect.
+    /// the save deletes; and no deleted model was inserted again (whose referrers the
+    /// save points at its new row). Otherwise every model is made, as the delete rules
+    /// expect. A model made later for such a row (a relationship resolved, `model(for:)`)
+    /// is deleted as it is made (`makeModel`).
     func deletionClosure() throws -> DeletionClosure {
-        if undoManager == nil, container.external == nil, !container.hasHierarchies,
+        if undoManager == nil, container.external == nil, !container.hasHierarchies, reinsertions.isEmpty,
            let closure = try closureTakingRows() {
             return closure
         }

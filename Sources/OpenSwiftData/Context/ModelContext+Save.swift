@@ -286,10 +286,19 @@ extension ModelContext {
         // (Sized once: a cascade can delete many times the models deleted by hand.)
         registry.reserveRetained(closure.models.count)
         deletedSet.reserveCapacity(deletedSet.count + closure.models.count + closure.rows.count)
-        // Rows first: the models' inverses spare them.
-        for id in closure.rows where deletedSet.insert(id).inserted { deleted.append(id) }
-        for model in closure.models { deleteModel(model) }
-        for model in closure.models { detachFromInverses(model, sparingDeleted: true) }
+        // Rows first: the models' inverses spare them. A row whose model was made since
+        // the closure was taken (by a `willSave` observer, or validation resolving a
+        // relationship) goes as that model.
+        var models = closure.models
+        for id in closure.rows {
+            if let model = registry[id] {
+                models.append(model)
+            } else if deletedSet.insert(id).inserted {
+                deleted.append(id)
+            }
+        }
+        for model in models { deleteModel(model) }
+        for model in models { detachFromInverses(model, sparingDeleted: true) }
         // The closure covers every saved model deleted; what may be left are deletes
         // of models inserted since the last save, whose cascades still have to run.
         propagatedDeletes = deleted.count

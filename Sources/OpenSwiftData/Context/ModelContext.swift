@@ -137,7 +137,10 @@ public class ModelContext: Equatable, SendableMetatype {
 
     /// Models deleted since the last save.
     /// - Complexity: O(deleted models)
-    public var deletedModelsArray: [any PersistentModel] { deleted.compactMap { registry[$0] } }
+    public var deletedModelsArray: [any PersistentModel] {
+        // (A row a cascade deleted as a row has its model made here: `DeletionClosure.rows`.)
+        deleted.compactMap { registry[$0] ?? (container.external == nil && !$0.isTemporary ? model(for: $0) : nil) }
+    }
 
     /// Whether `id` names a model inserted since the last save. Those, and only
     /// those, are registered under temporary identifiers (a save gives them permanent
@@ -245,9 +248,19 @@ public class ModelContext: Equatable, SendableMetatype {
         let id = RowID(identifier.id.key)
         let layout = container.hasHierarchies
             ? container.layout(at: entity, row: id, in: table, values: row) : container.layout(at: entity)
-        return layout.maker.make(
+        // A row a pending save deletes as a row (`DeletionClosure.rows`) whose model is
+        // made after all (a relationship resolved, `model(for:)`) is deleted, as the
+        // model of a deleted row would be: retained until the save ends it.
+        let deletedRow = registering && !deletedSet.isEmpty && deletedSet.contains(identifier)
+        let model = layout.maker.make(
             identifier: identifier, layout: layout, row: row, table: table, id: id, generation: generation, context: self,
             registering: registering)
+        if deletedRow {
+            let backing = model.modelBacking
+            backing.isDeleted = true
+            registry.retain(backing.identifier)
+        }
+        return model
     }
 
     /// The models a stored relationship value refers to, registering them.

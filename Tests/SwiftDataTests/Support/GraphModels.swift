@@ -242,3 +242,36 @@ final class GAttendee {
         self.name = name
     }
 }
+
+// MARK: A cascade whose rows other models reach without an inverse
+
+@Model
+final class GOwner {
+    var name: String
+    @Relationship(deleteRule: .cascade, inverse: \GPet.owner) var pets: [GPet] = []
+
+    init(name: String) {
+        self.name = name
+    }
+}
+
+@Model
+final class GPet {
+    var name: String
+    var owner: GOwner?
+
+    init(name: String) {
+        self.name = name
+    }
+}
+
+/// Sees pets without an inverse, under a count rule: validating a changed vet reads them.
+@Model
+final class GVet {
+    var name: String
+    @Relationship(maximumModelCount: 5) var patients: [GPet] = []
+
+    init(name: String) {
+        self.name = name
+    }
+}
