@@ -39,6 +39,19 @@ struct FetchQuery {
 
     var access: QueryAccess { stored.access }
 
+    /// Whether the models are the stored rows the access yields, in the order it
+    /// yields them, and it tells how many it yields at most before it does: no sort,
+    /// no window (but a unique key's, which yields one row), no unsaved model to test,
+    /// and a unique key, a list of rows or a spatial window.
+    var yieldsModelsInWalkOrder: Bool {
+        guard !hasSort, onModels == nil, (fetchOffset ?? 0) <= 0 else { return false }
+        switch access {
+        case .unique: return true
+        case .rows, .spatial: return (fetchLimit ?? 0) <= 0
+        case .index, .scan: return false
+        }
+    }
+
     /// The query of `descriptor` in `context`.
     init<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, context: ModelContext) throws {
         try self.init(FetchRequest(descriptor), context: context) { DescriptorModels(descriptor: descriptor) }

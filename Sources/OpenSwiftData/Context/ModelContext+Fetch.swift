@@ -113,14 +113,28 @@ extension ModelContext {
     var usesCustomStore: Bool { container.external != nil }
 
     /// Calls `body` with each filtered, sorted and windowed model of `request`, in
-    /// order, after `count` with their number; `onModels` is called when the fetch
-    /// has work on model objects (`FetchedModels`).
+    /// order, after `count` with their number (or, for rows an access yields as they
+    /// come, with at most how many it yields); `onModels` is called when the fetch has
+    /// work on model objects (`FetchedModels`).
     @usableFromInline
     func forEachMatch(
         _ request: FetchRequest, onModels: () -> any FetchedModels,
         count: (Int) -> Void, body: (any PersistentModel) -> Void
     ) throws {
         let query = try FetchQuery(request, context: self, onModels: onModels)
+        if query.yieldsModelsInWalkOrder {
+            // Rows become models as the walk yields them: no list of candidates, whose
+            // allocation (over 1 KiB for a hundred rows) made glibc consolidate the
+            // blocks of the models the previous query ended, and every allocation
+            // after it take the slow path (W5).
+            _ = try query.stored.forEachMatch(indexOrder: true) { expected in
+                count(expected)
+                if expected > 64 { self.registry.reserveUnretained(expected) }
+            } _: { id, row in
+                body(query.materialize(FetchCandidate(rowID: id, values: row, model: nil)))
+            }
+            return
+        }
         let candidates = query.window(try query.candidates())
         count(candidates.count)
         if candidates.count > 64 { registry.reserveUnretained(candidates.count) }

@@ -70,11 +70,14 @@ public struct StoredRowQuery {
     /// sort's order when the index gives it and `indexOrder` allows (then under a
     /// `window` the rows stop after the window's last and the rows tied with it);
     /// or in no particular order when not `inOrder`. `body` gets the row's values
-    /// when the test read them whole.
+    /// when the test read them whole. An access that knows how many rows it yields
+    /// at most before yielding them (a unique key, a list of rows, a spatial window's
+    /// hits) tells `expecting` first, so the caller sizes what it fills once.
     /// - Returns: how many rows were tested, and whether they came in sort order.
     /// - Complexity: O(log n + k) for an index access reading k entries; O(n) for a scan.
     public func forEachMatch(
         inOrder: Bool = true, indexOrder: Bool = false, window: Int? = nil,
+        expecting: (Int) -> Void = { _ in },
         _ body: (RowID, Row?) throws -> Void
     ) throws -> (tested: Int, inSortOrder: Bool) {
         let table = version.tables[entity]
@@ -83,6 +86,7 @@ public struct StoredRowQuery {
         case let .unique(constraint, key, exact):
             if let id = version.lookup(unique: key, constraint: constraint, of: entity), table.contains(id) {
                 tested = 1
+                expecting(1)
                 if exact {
                     // The key is the whole predicate: no filter to build or run, and the
                     // row is not read.
@@ -93,6 +97,7 @@ public struct StoredRowQuery {
             }
             return (tested, false)
         case let .rows(ids, exact):
+            expecting(ids.count)
             let passes = exact ? excludedOnly() : rowFilter()
             for id in ids where table.contains(id) {
                 tested += 1
@@ -101,14 +106,18 @@ public struct StoredRowQuery {
             return (tested, false)
         case let .spatial(plan):
             // Sized for a typical window: grown by doubling from empty, the buffer cost
-            // about as much as the search itself.
+            // about as much as the search itself. Under 1 KiB with its header: a larger
+            // block makes glibc consolidate the small blocks the previous query's models
+            // freed (about 30,000 instructions), after which every allocation takes the
+            // slow path (W5).
             var ids: [RowID] = []
-            ids.reserveCapacity(256)
+            ids.reserveCapacity(120)
             version.spatialIndexes[entity][plan.index].tree(over: table).search(lower: plan.lower, upper: plan.upper) {
                 ids.append($0)
                 return true
             }
             if inOrder { ids.sort() }
+            expecting(ids.count)
             // An exact window is the whole predicate: only excluded rows fail.
             let passes = plan.exact ? excludedOnly() : rowFilter()
             for id in ids {
