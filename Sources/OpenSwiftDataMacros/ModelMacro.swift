@@ -16,8 +16,9 @@ import SwiftSyntaxMacros
 ///   the Observation plumbing ourselves instead of nesting `@Observable`, so that reads
 ///   and writes are observed exactly once, around the backing data. The registrar (in a
 ///   `_ModelObservation` box, see there) is made by the first
-///   read (the only way an observer can register), so a model nobody reads, such as one
-///   inserted and saved, never pays its allocations; a write before any read has
+///   read inside `withObservationTracking` (the only way an observer can register;
+///   `ObservationTrackingProbe`), so a model nobody observes, such as one inserted and
+///   saved or one a loop reads, never pays its allocations; a write before any read has
 ///   nobody to notify and skips it. Models are not `Sendable`, so the check-then-create
 ///   of the registrar and of the backing data runs on the one actor or thread that uses
 ///   the model; `nonisolated(unsafe)` only keeps the generated `nonisolated` accessors
@@ -211,7 +212,10 @@ extension ModelMacro: MemberMacro {
         [
             """
             internal nonisolated func access<_M>(keyPath: KeyPath<\(raw: type), _M>) {
-                if _$observation == nil { _$observation = OpenSwiftData._ModelObservation() }
+                if _$observation == nil {
+                    guard OpenSwiftData._ModelObservation.isTracking else { return }
+                    _$observation = OpenSwiftData._ModelObservation()
+                }
                 _$observation!.registrar.access(self, keyPath: keyPath)
             }
             """,

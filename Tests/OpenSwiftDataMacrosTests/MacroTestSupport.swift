@@ -56,6 +56,9 @@ func modelMembers(_ type: String, metadata: [String], storage: [String]) -> Stri
 
         internal nonisolated func access<_M>(keyPath: KeyPath<\(type), _M>) {
             if _$observation == nil {
+                guard OpenSwiftData._ModelObservation.isTracking else {
+                    return
+                }
                 _$observation = OpenSwiftData._ModelObservation()
             }
             _$observation!.registrar.access(self, keyPath: keyPath)

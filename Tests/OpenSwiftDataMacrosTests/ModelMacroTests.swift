@@ -226,6 +226,9 @@ final class ModelMacroTests: XCTestCase {
 
                 internal nonisolated func access<_M>(keyPath: KeyPath<Trip, _M>) {
                     if _$observation == nil {
+                        guard OpenSwiftData._ModelObservation.isTracking else {
+                            return
+                        }
                         _$observation = OpenSwiftData._ModelObservation()
                     }
                     _$observation!.registrar.access(self, keyPath: keyPath)
@@ -338,6 +341,9 @@ final class ModelMacroTests: XCTestCase {
 
                 internal nonisolated func access<_M>(keyPath: KeyPath<Category, _M>) {
                     if _$observation == nil {
+                        guard OpenSwiftData._ModelObservation.isTracking else {
+                            return
+                        }
                         _$observation = OpenSwiftData._ModelObservation()
                     }
                     _$observation!.registrar.access(self, keyPath: keyPath)
@@ -436,6 +442,9 @@ final class ModelMacroTests: XCTestCase {
 
                 internal nonisolated func access<_M>(keyPath: KeyPath<BusinessTrip, _M>) {
                     if _$observation == nil {
+                        guard OpenSwiftData._ModelObservation.isTracking else {
+                            return
+                        }
                         _$observation = OpenSwiftData._ModelObservation()
                     }
                     _$observation!.registrar.access(self, keyPath: keyPath)
@@ -523,6 +532,9 @@ final class ModelMacroTests: XCTestCase {
 
                 internal nonisolated func access<_M>(keyPath: KeyPath<Note, _M>) {
                     if _$observation == nil {
+                        guard OpenSwiftData._ModelObservation.isTracking else {
+                            return
+                        }
                         _$observation = OpenSwiftData._ModelObservation()
                     }
                     _$observation!.registrar.access(self, keyPath: keyPath)

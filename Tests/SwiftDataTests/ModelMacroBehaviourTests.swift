@@ -1,3 +1,4 @@
+import Foundation
 import SwiftData
 import Testing
 
@@ -51,6 +52,60 @@ import Testing
         #expect(fired == 1)
         #expect(trip.destination == "C")
         #expect(trip.hasChanges)
+    }
+
+    /// A read outside `withObservationTracking` makes no registrar (nobody can observe
+    /// it); the first tracked read makes one, and the change after it notifies: for an
+    /// attribute and for a relationship, and on a thread other than the test's.
+    @Test func observationFiresOnModelsReadBeforeAnyoneTracked() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        let saved = Trip(name: "A", destination: "B")
+        saved.bucketList = [BucketListItem(title: "swim")]
+        context.insert(saved)
+        try context.save()
+        let reader = ModelContext(container)
+        let trip = try #require(try reader.fetch(FetchDescriptor<Trip>()).first)
+        // Untracked reads, then an untracked write: nobody to notify yet.
+        #expect(trip.destination == "B")
+        #expect(trip.bucketList.count == 1)
+        trip.destination = "B2"
+        nonisolated(unsafe) var fired = 0
+        withObservationTracking {
+            _ = trip.destination
+        } onChange: {
+            fired += 1
+        }
+        trip.name = "untracked property"
+        #expect(fired == 0)
+        trip.destination = "C"
+        #expect(fired == 1)
+
+        nonisolated(unsafe) var relationshipFired = 0
+        withObservationTracking {
+            _ = trip.bucketList
+        } onChange: {
+            relationshipFired += 1
+        }
+        trip.bucketList.append(BucketListItem(title: "hike"))
+        #expect(relationshipFired == 1)
+
+        // Tracking is per thread: a read tracked on another thread registers too.
+        let item = try #require(trip.bucketList.first)
+        nonisolated(unsafe) let tracked = item
+        nonisolated(unsafe) var itemFired = 0
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            withObservationTracking {
+                _ = tracked.title
+            } onChange: {
+                itemFired += 1
+            }
+            done.signal()
+        }.start()
+        done.wait()
+        item.title = "swim far"
+        #expect(itemFired == 1)
     }
 
     @Test func defaultsReachStorageThroughInitializers() throws {

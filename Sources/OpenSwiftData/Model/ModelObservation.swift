@@ -1,7 +1,7 @@
 import Observation
 
 /// The Observation registrar of one model, made by `@Model`'s generated `access` on
-/// the model's first read.
+/// the model's first read that an observer may track (`isTracking`).
 ///
 /// `@Model` stores a reference to this rather than an `ObservationRegistrar?`: the
 /// registrar is a resilient type on Linux, so an optional of it in the model cost
@@ -12,4 +12,9 @@ public final class _ModelObservation: Sendable {
     public let registrar = ObservationRegistrar()
 
     public init() {}
+
+    /// Whether a read now may register an observer, so `@Model`'s `access` makes the
+    /// registrar (`ObservationTrackingProbe`): true inside `withObservationTracking`,
+    /// and wherever the probe cannot tell.
+    public static var isTracking: Bool { ObservationTrackingProbe.isTracking }
 }
