@@ -18,8 +18,8 @@ import SwiftSyntaxMacros
 ///   `_ModelObservation` box, see there) is made by the first
 ///   read inside `withObservationTracking` (the only way an observer can register;
 ///   `ObservationTrackingProbe`), so a model nobody observes, such as one inserted and
-///   saved or one a loop reads, never pays its allocations; a write before any read has
-///   nobody to notify and skips it. Models are not `Sendable`, so the check-then-create
+///   saved or one a loop reads, never pays its allocations; a write before any tracked
+///   read has nobody to notify and skips it. Models are not `Sendable`, so the check-then-create
 ///   of the registrar and of the backing data runs on the one actor or thread that uses
 ///   the model; `nonisolated(unsafe)` only keeps the generated `nonisolated` accessors
 ///   compiling should a model be global-actor isolated.

@@ -81,13 +81,17 @@ import Testing
         trip.destination = "C"
         #expect(fired == 1)
 
+        // A relationship, first tracked on a model only read untracked before.
+        let otherReader = ModelContext(container)
+        let other = try #require(try otherReader.fetch(FetchDescriptor<Trip>()).first)
+        #expect(other.bucketList.count == 1)
         nonisolated(unsafe) var relationshipFired = 0
         withObservationTracking {
-            _ = trip.bucketList
+            _ = other.bucketList
         } onChange: {
             relationshipFired += 1
         }
-        trip.bucketList.append(BucketListItem(title: "hike"))
+        other.bucketList.append(BucketListItem(title: "hike"))
         #expect(relationshipFired == 1)
 
         // Tracking is per thread: a read tracked on another thread registers too.

@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #endif
 import Foundation
 import Observation
@@ -8,20 +10,27 @@ import Observation
 /// `@Model`'s generated `access` makes a model's registrar only when a read can register
 /// an observer.
 ///
-/// Making a registrar and ending it costs about 1,500 instructions a model: a fifth of a
-/// fetch that reads one property of each model (W5, W6 walk). `ObservationRegistrar`'s
+/// Making a registrar and ending it costs about 1,500 instructions a model: 29 % of the
+/// instructions of a fetch that reads one property of each model (W5, W6 walk). `ObservationRegistrar`'s
 /// `access` does nothing unless the Observation runtime's thread-local access list is
 /// set, and a registrar made for a read outside tracking only ever serves later reads
 /// (a write before any tracked read has no observer to notify). The runtime has no public
 /// way to read that thread-local; its getter, `_swift_observation_tls_get`, is a local
 /// symbol of `libswiftObservation`. The probe finds it in the library's symbol table
-/// (the library mapped in this process, found through an exported symbol) and keeps it
-/// only after checking, once, that it answers nil-or-outer outside and a new list inside
-/// a `withObservationTracking` of its own.
+/// (the library mapped in this process, found through an exported symbol), calls it only
+/// when the address is a defined function's inside an executable mapping of that file,
+/// and keeps it only after checking, once, that it answers the outer list outside and a
+/// new list inside a `withObservationTracking` of its own. (The runtime declares it with
+/// the Swift calling convention; with no arguments and a pointer result that is the C
+/// one on x86_64 and arm64.) Re-check it on every toolchain upgrade: the check shows that
+/// `withObservationTracking` sets this thread-local, and today every way of tracking
+/// (its willSet/didSet forms, `Observations`) goes through it.
 ///
-/// Where any step fails (another platform, a stripped or static runtime, a renamed
-/// symbol, a getter that does not behave) `isTracking` is always true: every read makes
-/// the registrar, as before. `OPENSWIFTDATA_EAGER_OBSERVATION=1` forces that path.
+/// Where any step fails (another platform, a stripped runtime, a renamed symbol, a
+/// getter that does not behave) `isTracking` is always true: every read makes the
+/// registrar, as before. (A statically linked runtime is the executable itself: the
+/// probe reads the executable's symbol table, and falls back if it is stripped.)
+/// `OPENSWIFTDATA_EAGER_OBSERVATION=1` forces the fallback.
 enum ObservationTrackingProbe {
     typealias Getter = @convention(c) () -> UnsafeMutableRawPointer?
 
@@ -48,37 +57,58 @@ enum ObservationTrackingProbe {
         return inner != nil && inner != outer && getter() == outer
     }
 
-    #if os(Linux)
+    #if os(Linux) && (canImport(Glibc) || canImport(Musl))
     /// `ObservationRegistrar.init()`, exported: where `libswiftObservation` is mapped.
-    private static let anchorName = "$s11Observation0A9RegistrarVACycfC"
-    private static let getterName = "_swift_observation_tls_get"
+    static let anchorName = "$s11Observation0A9RegistrarVACycfC"
+    static let getterName = "_swift_observation_tls_get"
 
     private static func findGetter() -> Getter? {
-        guard let process = dlopen(nil, RTLD_NOW), let anchor = dlsym(process, anchorName),
-              let path = mappedFile(containing: UInt(bitPattern: anchor)),
-              let image = FileManager.default.contents(atPath: path),
-              let values = ELFSymbols.values(of: [anchorName, getterName], in: image),
+        guard let process = dlopen(nil, RTLD_NOW), let anchor = dlsym(process, anchorName) else { return nil }
+        let maps = Mappings.read()
+        guard let path = maps.file(containing: UInt(bitPattern: anchor)),
+              let image = readWhole(path).map({ Data($0) }),
+              let values = ELFSymbols.functions(named: [anchorName, getterName], in: image),
               let anchorValue = values[anchorName], let getterValue = values[getterName]
         else { return nil }
         let address = UInt(bitPattern: anchor) &- UInt(anchorValue) &+ UInt(getterValue)
-        guard let pointer = UnsafeRawPointer(bitPattern: address) else { return nil }
+        // Called only where that file's code is mapped.
+        guard maps.isExecutable(address, in: path), let pointer = UnsafeRawPointer(bitPattern: address) else { return nil }
         return unsafeBitCast(pointer, to: Getter.self)
     }
 
-    /// The path of the file mapped at `address`, from `/proc/self/maps`.
-    private static func mappedFile(containing address: UInt) -> String? {
-        guard let maps = readWhole("/proc/self/maps") else { return nil }
-        for line in String(decoding: maps, as: UTF8.self).split(separator: "\n") {
-            // "start-end perms offset dev inode path"
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 6, fields[5].hasPrefix("/") else { continue }
-            let range = fields[0].split(separator: "-")
-            guard range.count == 2, let start = UInt(range[0], radix: 16), let end = UInt(range[1], radix: 16),
-                  start <= address, address < end
-            else { continue }
-            return fields[5...].joined(separator: " ")
+    /// The mapped library the probe reads symbols from, if found: for tests.
+    static var libraryPath: String? {
+        guard let process = dlopen(nil, RTLD_NOW), let anchor = dlsym(process, anchorName) else { return nil }
+        return Mappings.read().file(containing: UInt(bitPattern: anchor))
+    }
+
+    /// This process's memory mappings, from `/proc/self/maps`.
+    struct Mappings {
+        var regions: [(start: UInt, end: UInt, executable: Bool, path: String)] = []
+
+        static func read() -> Mappings {
+            var maps = Mappings()
+            guard let bytes = readWhole("/proc/self/maps") else { return maps }
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+                // "start-end perms offset dev inode path"
+                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                guard fields.count >= 6, fields[5].hasPrefix("/") else { continue }
+                let range = fields[0].split(separator: "-")
+                guard range.count == 2, let start = UInt(range[0], radix: 16), let end = UInt(range[1], radix: 16) else { continue }
+                maps.regions.append((start, end, fields[1].contains("x"), fields[5...].joined(separator: " ")))
+            }
+            return maps
         }
-        return nil
+
+        /// The path of the file mapped at `address`.
+        func file(containing address: UInt) -> String? {
+            regions.first { $0.start <= address && address < $0.end }?.path
+        }
+
+        /// Whether `address` lies in an executable mapping of `path`.
+        func isExecutable(_ address: UInt, in path: String) -> Bool {
+            regions.contains { $0.start <= address && address < $0.end && $0.executable && $0.path == path }
+        }
     }
 
     /// The file's bytes, read to its end: a `/proc` file states no size, and
@@ -105,9 +135,9 @@ enum ObservationTrackingProbe {
 /// Reads symbol values from the static symbol table (`.symtab`) of a 64-bit
 /// little-endian ELF image, checking every offset against the image.
 enum ELFSymbols {
-    /// The values of those of `names` the image's symbol table defines; nil when the
-    /// image is not such an ELF file or has no symbol table.
-    static func values(of names: Set<String>, in image: Data) -> [String: UInt64]? {
+    /// The values of those of `names` the image's symbol table defines as functions;
+    /// nil when the image is not such an ELF file or has no symbol table.
+    static func functions(named names: Set<String>, in image: Data) -> [String: UInt64]? {
         image.withUnsafeBytes { bytes -> [String: UInt64]? in
             func read<T: FixedWidthInteger>(_: T.Type, at offset: UInt64) -> T? {
                 guard offset <= UInt64(bytes.count), UInt64(bytes.count) - offset >= UInt64(MemoryLayout<T>.size) else { return nil }
@@ -142,12 +172,18 @@ enum ELFSymbols {
                       let strings = section(UInt64(symbols.link))
                 else { continue }
                 var found: [String: UInt64] = [:]
+                // (A damaged size claims no more entries than the image holds.)
+                guard symbols.offset <= UInt64(bytes.count) else { return nil }
+                let entries = min(symbols.size, UInt64(bytes.count) - symbols.offset) / symbols.entrySize
+                let functionType: UInt8 = 2, undefinedSection: UInt16 = 0
                 var entry: UInt64 = 0
-                while entry < symbols.size / symbols.entrySize {
+                while entry < entries {
                     defer { entry += 1 }
                     let base = symbols.offset &+ entry &* symbols.entrySize
-                    guard let nameOffset = read(UInt32.self, at: base), let value = read(UInt64.self, at: base &+ 8),
-                          value != 0, let name = string(at: strings.offset &+ UInt64(nameOffset), limit: strings.offset &+ strings.size)
+                    guard let nameOffset = read(UInt32.self, at: base), let info = read(UInt8.self, at: base &+ 4),
+                          info & 0xF == functionType, let section = read(UInt16.self, at: base &+ 6), section != undefinedSection,
+                          let value = read(UInt64.self, at: base &+ 8), value != 0,
+                          let name = string(at: strings.offset &+ UInt64(nameOffset), limit: strings.offset &+ strings.size)
                     else { continue }
                     if names.contains(name) { found[name] = value }
                 }
