@@ -3,32 +3,98 @@
 /// Readers take a version and work on it without locks; later commits publish new
 /// versions that share every unchanged chunk and index node with this one.
 public struct StoreVersion: Sendable {
-    public let schema: StoreSchema
+    /// The parts, in one object: a fetch copies its version two or three times
+    /// (the store's `current`, its query, the engine's query), and a struct of the
+    /// parts themselves retained and released each of their references on every copy,
+    /// about 1,600 instructions per fetch (W2). Mutations copy the parts first when
+    /// they are shared (copy on write), so a published version never changes.
+    private var parts: Parts
+
+    private final class Parts: @unchecked Sendable {
+        // Unchecked: the runtime's exclusivity check (`swift_beginAccess`, about 75
+        // instructions) ran on every read of a part. Only `StoreVersion`'s accessors
+        // touch them, each access within one of its statements, and a version is
+        // mutated only through its owner's `var` (a published one is shared, so it is
+        // copied before a write).
+        let schema: StoreSchema
+        @exclusivity(unchecked) var generation: UInt64
+        @exclusivity(unchecked) var tables: [Table]
+        @exclusivity(unchecked) var orderedIndexes: [[OrderedIndex]]
+        let uniqueTrees: [[Int]]
+        @exclusivity(unchecked) var spatialIndexes: [[SpatialIndex]]
+        @exclusivity(unchecked) var history: HistoryLog
+
+        init(
+            schema: StoreSchema, generation: UInt64, tables: [Table], orderedIndexes: [[OrderedIndex]],
+            uniqueTrees: [[Int]], spatialIndexes: [[SpatialIndex]], history: HistoryLog
+        ) {
+            self.schema = schema
+            self.generation = generation
+            self.tables = tables
+            self.orderedIndexes = orderedIndexes
+            self.uniqueTrees = uniqueTrees
+            self.spatialIndexes = spatialIndexes
+            self.history = history
+        }
+
+        func copy() -> Parts {
+            Parts(
+                schema: schema, generation: generation, tables: tables, orderedIndexes: orderedIndexes,
+                uniqueTrees: uniqueTrees, spatialIndexes: spatialIndexes, history: history)
+        }
+    }
+
+    /// The parts, copied first when another version shares them.
+    private var uniqueParts: Parts {
+        mutating get {
+            if !isKnownUniquelyReferenced(&parts) { parts = parts.copy() }
+            return parts
+        }
+    }
+
+    public var schema: StoreSchema { parts.schema }
     /// Increases by one with every commit.
-    public internal(set) var generation: UInt64 = 0
-    public internal(set) var tables: [Table]
+    public internal(set) var generation: UInt64 {
+        get { parts.generation }
+        set { uniqueParts.generation = newValue }
+    }
+    public internal(set) var tables: [Table] {
+        get { parts.tables }
+        _modify { yield &uniqueParts.tables }
+    }
     /// Per entity, one B-tree per binary `#Index` and per unique constraint
     /// (in `orderedIndexSlots` order). Unique constraints are checked in their B-tree,
     /// not in a hash index of their own, which doubled their memory and insert work.
-    public internal(set) var orderedIndexes: [[OrderedIndex]]
+    public internal(set) var orderedIndexes: [[OrderedIndex]] {
+        get { parts.orderedIndexes }
+        _modify { yield &uniqueParts.orderedIndexes }
+    }
     /// Per entity, per unique constraint: the position of its B-tree in `orderedIndexes`.
-    let uniqueTrees: [[Int]]
+    var uniqueTrees: [[Int]] { parts.uniqueTrees }
     /// Per entity, one R-tree per `.rtree` `#Index` (in declaration order), built by
     /// the first query that reads it (`SpatialIndex`).
-    public internal(set) var spatialIndexes: [[SpatialIndex]]
+    public internal(set) var spatialIndexes: [[SpatialIndex]] {
+        get { parts.spatialIndexes }
+        _modify { yield &uniqueParts.spatialIndexes }
+    }
     /// The transactions of the commits that made this version, as far as
     /// `Store.deleteHistory` left them.
-    public internal(set) var history = HistoryLog()
+    public internal(set) var history: HistoryLog {
+        get { parts.history }
+        _modify { yield &uniqueParts.history }
+    }
 
     init(schema: StoreSchema) {
-        self.schema = schema
-        self.tables = schema.entities.map { Table(entity: $0) }
-        self.orderedIndexes = schema.entities.map { entity in entity.orderedIndexSlots.map { OrderedIndex(slots: $0, of: entity) } }
-        self.uniqueTrees = schema.entities.map { entity in
-            let ordered = entity.orderedIndexSlots
-            return entity.uniqueness.map { ordered.firstIndex(of: $0)! }
-        }
-        self.spatialIndexes = schema.entities.map { entity in entity.spatialIndexSlots.map { SpatialIndex(slots: $0) } }
+        parts = Parts(
+            schema: schema, generation: 0,
+            tables: schema.entities.map { Table(entity: $0) },
+            orderedIndexes: schema.entities.map { entity in entity.orderedIndexSlots.map { OrderedIndex(slots: $0, of: entity) } },
+            uniqueTrees: schema.entities.map { entity in
+                let ordered = entity.orderedIndexSlots
+                return entity.uniqueness.map { ordered.firstIndex(of: $0)! }
+            },
+            spatialIndexes: schema.entities.map { entity in entity.spatialIndexSlots.map { SpatialIndex(slots: $0) } },
+            history: HistoryLog())
     }
 
     /// A version holding `tables`, with every index built from them in bulk: how
