@@ -36,6 +36,9 @@ struct FetchQuery {
     /// The descriptor's work on model objects of its type; nil when the context has
     /// no unsaved models the fetch could meet and the sort is on stored attributes.
     let onModels: (any FetchedModels)?
+    /// `onModels != nil`, kept apart: comparing the existential with nil copied it
+    /// and destroyed the copy (about 140 instructions per fetch).
+    let worksOnModels: Bool
 
     var access: QueryAccess { stored.access }
 
@@ -44,7 +47,7 @@ struct FetchQuery {
     /// no window (but a unique key's, which yields one row), no unsaved model to test,
     /// and a unique key, a list of rows or a spatial window.
     var yieldsModelsInWalkOrder: Bool {
-        guard !hasSort, onModels == nil, (fetchOffset ?? 0) <= 0 else { return false }
+        guard !hasSort, !worksOnModels, (fetchOffset ?? 0) <= 0 else { return false }
         switch access {
         case .unique: return true
         case .rows, .spatial: return (fetchLimit ?? 0) <= 0
@@ -91,6 +94,7 @@ struct FetchQuery {
         self.layout = layout
         self.filter = filter
         self.onModels = onModels
+        self.worksOnModels = needsModels
         let version = context.container.store.current
         self.version = version
         let shape = PlanShape(sortKeys: sortKeys, limited: (request.fetchLimit ?? 0) > 0)
@@ -108,8 +112,9 @@ struct FetchQuery {
             rowFilter = .all
         case let .native(compiled):
             let template = compiled.predicate.template
-            let plan = compiled.cache?.plan(for: shape) { planner().plan(template) } ?? planner().plan(template)
-            access = plan.bind(compiled.predicate.parameters, kinds: kinds)
+            let parameters = compiled.predicate.parameters
+            access = compiled.cache?.access(for: shape, { planner().plan(template) }, parameters: parameters, kinds: kinds)
+                ?? planner().plan(template).bind(parameters, kinds: kinds)
             rowFilter = .predicate(compiled.predicate, overlay: context.hasChanges ? { [context] in context.pendingRows() } : nil)
         case .fallback:
             access = planner().plan(nil).bind([], kinds: kinds)

@@ -78,27 +78,30 @@ struct PredicateCompiler {
         _ expression: any StandardPredicateExpression<Bool>, variable: PredicateExpressions.VariableID, model: any PersistentModel.Type,
         in container: ModelContainer
     ) throws -> CompiledFilter {
-        guard let (print, cached) = container.compiledPredicates.lookUp(
-            expression, model: container.hasHierarchies ? model : nil)
-        else {
+        let template: CompiledPredicate, constants: [Any]
+        switch container.compiledPredicates.lookUp(expression, model: container.hasHierarchies ? model : nil) {
+        case nil:
             let compiled = try Self.compiled(expression, variable: variable, model: model, in: container, asTemplate: false)
             return CompiledFilter(predicate: BoundPredicate(template: compiled.expression, parameters: []), cache: nil)
+        case let .template(cached, values)?:
+            (template, constants) = (cached, values)
+        case let .none(print)?:
+            template = container.compiledPredicates.add(
+                CompiledPredicate(Result {
+                    let template = try Self.compiled(expression, variable: variable, model: model, in: container, asTemplate: true)
+                    return (template.expression, template.compiler.identifierParameters)
+                }),
+                for: expression, print)
+            constants = print.constants
         }
-        let template = cached ?? container.compiledPredicates.add(
-            CompiledPredicate(Result {
-                let template = try Self.compiled(expression, variable: variable, model: model, in: container, asTemplate: true)
-                return (template.expression, template.compiler.identifierParameters)
-            }),
-            for: expression, print)
         let (compiled, identifierParameters) = try template.result.get()
-        let compiler = PredicateCompiler(container: container)
         var parameters: [Value] = []
-        parameters.reserveCapacity(print.constants.count)
-        for (i, constant) in print.constants.enumerated() {
+        parameters.reserveCapacity(constants.count)
+        for (i, constant) in constants.enumerated() {
             if let entity = identifierParameters[i] {
-                parameters.append(compiler.identifierValue(of: constant, entity: entity))
+                parameters.append(Self.identifierValue(of: constant, entity: entity, in: container))
             } else {
-                parameters.append(try compiler.value(of: constant))
+                parameters.append(try Self.value(of: constant, in: container))
             }
         }
         return CompiledFilter(predicate: BoundPredicate(template: compiled, parameters: parameters), cache: template)
@@ -146,8 +149,8 @@ struct PredicateCompiler {
     /// stored row has it, but a pending insert kept as a row is tested under it, and
     /// temporary keys are unique in the process); for an identifier of another entity
     /// or store, row 0, which no row has.
-    func identifierValue(of value: Any, entity: Int) -> Value {
-        let name = layout(of: entity).name
+    static func identifierValue(of value: Any, entity: Int, in container: ModelContainer) -> Value {
+        let name = container.layout(at: entity).name
         func row(_ id: PersistentIdentifier) -> Value {
             if id.isTemporary { return .reference(RowID(id.id.key)) }
             guard id.storeIdentifier == container.storeIdentifier, id.entityName == name else {

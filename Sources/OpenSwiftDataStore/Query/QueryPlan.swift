@@ -3,7 +3,10 @@ import Foundation
 /// A planned query access whose values are bound per run: what `QueryPlanner`
 /// chose for a predicate template, kept with the template so a repeated query
 /// only binds its values (`bind`).
-public struct QueryPlan: Sendable {
+///
+/// A class: a cached plan is read by every run of its template, and a copy of a
+/// struct of these parts cost about 700 instructions per fetch (W2).
+public final class QueryPlan: Sendable {
     /// A value in the plan: a constant of the predicate, or one of its parameters.
     enum Operand: Sendable {
         case value(Value)
@@ -91,6 +94,14 @@ public struct QueryPlan: Sendable {
     let assumptions: [Assumption]
     let planner: QueryPlanner
     let template: QueryExpression?
+
+    init(access: Access, exactWhen: [Requirement]?, assumptions: [Assumption], planner: QueryPlanner, template: QueryExpression?) {
+        self.access = access
+        self.exactWhen = exactWhen
+        self.assumptions = assumptions
+        self.planner = planner
+        self.template = template
+    }
 
     /// Whether a run's candidates can come in the sort's order from the index.
     public var providesOrder: Bool {
