@@ -7,6 +7,8 @@
 //   W5 build ours / sqlite    building it: our first window query on a freshly loaded
 //                             container (the R-tree is built lazily, by the first query
 //                             that reads it) / filling the R*Tree table from the trip table
+//   W5 search ours            the same boxes searched in the R-tree alone (no fetch, no
+//                             models): what the index takes per window
 //   W5 knn ours               1,000 nearest-10 queries (`NearbyDescriptor`); no peer, since
 //                             SQLite's R*Tree has no nearest-neighbour search
 //
@@ -16,6 +18,7 @@
 // the rows), and both sides must return exactly it.
 import Foundation
 import GRDB
+import OpenSwiftDataStore
 import SwiftData
 import TripData
 
@@ -114,6 +117,27 @@ extension Workload {
             try check(count == Env.n, "W5 build sqlite filled the R*Tree")
         } setup: { _ = Fixture.trips }
 
+        // MARK: W5 search — the R-tree alone (ours only)
+
+        // The same boxes searched in an `RTree` bulk-built over the N points as the engine
+        // builds one (rows numbered from 1 in trip order), counting the rows found: what
+        // the index takes per window, apart from the fetch around it (#13: a 0.01 % window
+        // in under 10 µs).
+        add("W5 search ours", warmup: 1, iterations: 50, seconds: 10) { probe in
+            let tree = SpatialFixture.tree, boxes = SpatialFixture.boxes
+            var total = 0
+            probe.measured {
+                total = 0
+                for box in boxes {
+                    tree.search(lower: [box.south, box.west], upper: [box.north, box.east]) { _ in
+                        total += 1
+                        return true
+                    }
+                }
+            }
+            try check(total == SpatialFixture.expectedTotal, "W5 search ours found \(SpatialFixture.expectedTotal) points")
+        } setup: { _ = (SpatialFixture.tree, SpatialFixture.boxes, SpatialFixture.expectedHits) }
+
         // MARK: W5 knn — 1,000 nearest-10 queries (ours only)
 
         add("W5 knn ours", warmup: 1, iterations: 20, seconds: 15) { probe in
@@ -158,6 +182,14 @@ extension Workload {
 /// W5's queries and stores, built once per benchmark process, outside the measurement.
 enum SpatialFixture {
     /// Each box covers 100 / N of the sphere (at most 5 %, when N < 2,000).
+    /// An R-tree over the trips' points, bulk-built as the engine builds its own.
+    static let tree: RTree = {
+        var points: [Double] = []
+        points.reserveCapacity(2 * Fixture.trips.count)
+        for trip in Fixture.trips { points += [trip.latitude, trip.longitude] }
+        return RTree(dimensions: 2, points: points, rows: (1...Int64(Fixture.trips.count)).map(RowID.init))
+    }()
+
     static let boxes = TripData.boxes(1_000, areaFraction: min(0.05, 100 / Double(Env.n)), seed: 5)
 
     /// Each box's hit count, by brute force: the points sorted by latitude, the box's

@@ -6,8 +6,8 @@
 //
 // Environment: BENCH_N (default 1,000,000) trips; BENCH_N_W6 (default min(BENCH_N, 100,000))
 // trips with bucket lists for W6; BENCH_W7_SAVES (default 1,000) saves for W7. The document
-// workloads W7–W9 are in DocumentWorkloads.swift, W5 (R-tree: window, build and nearest-
-// neighbour queries) in SpatialWorkloads.swift.
+// workloads W7–W9 are in DocumentWorkloads.swift, W5 (R-tree: window, build, search and
+// nearest-neighbour queries) in SpatialWorkloads.swift.
 import Foundation
 import GRDB
 import SwiftData
