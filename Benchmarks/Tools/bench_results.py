@@ -58,9 +58,10 @@ NO_PEER = {
 }
 
 # Goals in time rather than as a ratio: {id: (ns for the whole measured operation, how many
-# operations it holds)}. W5 search: #13 asks for a 0.01 % window in under 10 µs.
+# operations it holds, what one is called)}. W5 search: #13 asks for a 0.01 % window in
+# under 10 µs.
 TIME_GOALS = {
-    "W5 search": (10_000 * 1_000, 1_000),
+    "W5 search": (10_000 * 1_000, 1_000, "search"),
 }
 
 # W7 (two goals: vs SQLite, and ours at N vs ours at 10,000), W8 (time and file size) and
@@ -240,9 +241,9 @@ def main():
                 met = met and limit_ratio <= limit_goal
         ratio_text = "—" if ratio is None else f"{ratio:.2f}"
         if wid in TIME_GOALS and ours is not None:
-            budget, operations = TIME_GOALS[wid]
+            budget, operations, operation = TIME_GOALS[wid]
             met = ours <= budget
-            ratio_text = f"— ({fmt_time(ours / operations)} per search)"
+            ratio_text = f"— ({fmt_time(ours / operations)} per {operation})"
         if limit_ratio is not None:
             ratio_text += f" ({limit_ratio:.1f}× limit)"
         met_text = "—" if met is None else ("yes" if met else "no")

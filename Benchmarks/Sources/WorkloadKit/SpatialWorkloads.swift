@@ -181,7 +181,6 @@ extension Workload {
 
 /// W5's queries and stores, built once per benchmark process, outside the measurement.
 enum SpatialFixture {
-    /// Each box covers 100 / N of the sphere (at most 5 %, when N < 2,000).
     /// An R-tree over the trips' points, bulk-built as the engine builds its own.
     static let tree: RTree = {
         var points: [Double] = []
@@ -190,6 +189,7 @@ enum SpatialFixture {
         return RTree(dimensions: 2, points: points, rows: (1...Int64(Fixture.trips.count)).map(RowID.init))
     }()
 
+    /// Each box covers 100 / N of the sphere (at most 5 %, when N < 2,000).
     static let boxes = TripData.boxes(1_000, areaFraction: min(0.05, 100 / Double(Env.n)), seed: 5)
 
     /// Each box's hit count, by brute force: the points sorted by latitude, the box's

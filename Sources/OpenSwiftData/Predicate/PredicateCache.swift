@@ -22,8 +22,9 @@ final class PredicateCache: Sendable {
         // Unchecked: read and written only under the cache's lock (the runtime's
         // exclusivity check cost about 75 instructions per access).
         @exclusivity(unchecked) var templates: [Template] = []
-        /// The key paths and operators of the last fingerprint taken, kept for the
-        /// next: refilling their buffers saves two allocations per fetch.
+        /// The key paths and operators of the last fingerprint that found its
+        /// template, kept for the next: refilling their buffers saves two allocations
+        /// per repeated fetch.
         @exclusivity(unchecked) var scratch = PredicateFingerprint()
 
         init(fingerprinter: (any PredicateFingerprinting)?) {
@@ -43,7 +44,7 @@ final class PredicateCache: Sendable {
         /// Its template: bind `constants` (in fingerprint order) as its parameters.
         case template(CompiledPredicate, constants: [Any])
         /// No template yet: compile one and `add` it under this fingerprint.
-        case none(PredicateFingerprint)
+        case uncached(PredicateFingerprint)
     }
 
     /// `expression`'s cached template and captured values, or its fingerprint when
@@ -71,7 +72,7 @@ final class PredicateCache: Sendable {
             if let model { print.operators.append(Int(bitPattern: UInt(bitPattern: ObjectIdentifier(model)))) }
             guard print.isCacheable else { return nil }
             let template = entry.templates.first { $0.keyPaths == print.keyPaths && $0.operators == print.operators }
-            guard let template else { return .none(print) }
+            guard let template else { return .uncached(print) }
             let constants = print.constants
             print.constants = []
             entry.scratch = print
