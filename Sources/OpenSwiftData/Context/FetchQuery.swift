@@ -61,8 +61,12 @@ struct FetchQuery {
     }
 
     /// The query of a descriptor taken apart; `makeOnModels` is called only when the
-    /// fetch has work on model objects.
-    init(_ request: FetchRequest, context: ModelContext, onModels makeOnModels: () -> any FetchedModels) throws {
+    /// fetch has work on model objects. `filter` is the request's (`filter(of:in:)`),
+    /// when the caller compiled it already.
+    init(
+        _ request: FetchRequest, context: ModelContext, filter compiled: Filter? = nil,
+        onModels makeOnModels: () -> any FetchedModels
+    ) throws {
         // A custom store fetches for itself: what reads the engine's rows (explain,
         // aggregates, nearby queries, batch updates) has nothing to read.
         if context.container.external != nil { throw DataStoreError.unsupportedFeature }
@@ -73,18 +77,7 @@ struct FetchQuery {
         fetchLimit = request.fetchLimit
         fetchOffset = request.fetchOffset
         includePendingChanges = request.includePendingChanges
-        var filter: Filter = .all
-        if let predicate = request.predicate {
-            do {
-                filter = .native(try PredicateCompiler.compile(
-                    predicate.expression, variable: predicate.variable, model: request.model, in: context.container))
-            } catch let unsupported as PredicateCompiler.Unsupported {
-                filter = .fallback(reason: unsupported.description)
-            }
-        } else if let test = PredicateCompiler.typeFilter(for: request.model, in: context.container) {
-            // A subclass's fetch reads the rows of its class and its subclasses.
-            filter = .native(CompiledFilter(predicate: BoundPredicate(template: test, parameters: []), cache: nil))
-        }
+        let filter = try compiled ?? Self.filter(of: request, in: context.container)
         var needsModels = !context.changed.isEmpty || includePendingChanges && context.registry.hasPendingInserts
             || hasSort && sortKeys == nil
         if case .fallback = filter { needsModels = true }
@@ -98,11 +91,7 @@ struct FetchQuery {
         let version = context.container.store.current
         self.version = version
         let shape = PlanShape(sortKeys: sortKeys, limited: (request.fetchLimit ?? 0) > 0)
-        func planner() -> QueryPlanner {
-            QueryPlanner(
-                entity: version.schema.entities[entity], indexes: version.orderedIndexes[entity].map { $0.slots },
-                sortKeys: shape.sortKeys, limited: shape.limited)
-        }
+        func planner() -> QueryPlanner { QueryPlanner(shape, entity: entity, in: version) }
         let kinds = version.tables[entity].kinds
         let rowFilter: RowFilter
         let access: QueryAccess
@@ -111,16 +100,33 @@ struct FetchQuery {
             access = planner().plan(nil).bind([], kinds: kinds)
             rowFilter = .all
         case let .native(compiled):
-            let template = compiled.predicate.template
-            let parameters = compiled.predicate.parameters
-            access = compiled.cache?.access(for: shape, { planner().plan(template) }, parameters: parameters, kinds: kinds)
-                ?? planner().plan(template).bind(parameters, kinds: kinds)
-            rowFilter = .predicate(compiled.predicate, overlay: context.hasChanges ? { [context] in context.pendingRows() } : nil)
+            let template = compiled.template
+            let plan = compiled.cache?.plan(for: shape) { planner().plan(template) } ?? planner().plan(template)
+            access = plan.bind(compiled.parameters, kinds: kinds)
+            rowFilter = .predicate(compiled.bound(), overlay: context.hasChanges ? { [context] in context.pendingRows() } : nil)
         case .fallback:
             access = planner().plan(nil).bind([], kinds: kinds)
             rowFilter = onModels!.evaluatingFilter(context: context, entity: entity, version: version)
         }
         stored = StoredRowQuery(version: version, entity: entity, access: access, filter: rowFilter, excluded: Self.excludedRows(in: context, entity: entity))
+    }
+
+    /// `request`'s predicate compiled to the engine's form (with the type test of a
+    /// subclass in a model hierarchy), or why it falls back to models.
+    static func filter(of request: FetchRequest, in container: ModelContainer) throws -> Filter {
+        if let predicate = request.predicate {
+            do {
+                return .native(try PredicateCompiler.compile(
+                    predicate.expression, variable: predicate.variable, model: request.model, in: container))
+            } catch let unsupported as PredicateCompiler.Unsupported {
+                return .fallback(reason: unsupported.description)
+            }
+        }
+        if let test = PredicateCompiler.typeFilter(for: request.model, in: container) {
+            // A subclass's fetch reads the rows of its class and its subclasses.
+            return .native(CompiledFilter(template: test, parameters: [], cache: nil))
+        }
+        return .all
     }
 
     /// The sort as stored-attribute keys, nil when a key is something else (a path
@@ -232,8 +238,8 @@ struct FetchQuery {
     /// The test a kept insert's row goes through before its model is made again; nil
     /// to make them all (no predicate, or one the engine cannot run).
     private func keptRowTest() -> ((Row, RowID) -> Bool)? {
-        guard case let .native(compiled) = filter else { return nil }
-        let expression = compiled.predicate.expression
+        guard case let .predicate(bound, _) = stored.filter else { return nil }
+        let expression = bound.expression
         if let test = RowTest(expression) { return { row, _ in test(row) } }
         var evaluator = RowEvaluator(version: version)
         if expression.traversesRelationships { evaluator.overlay = context.pendingRows() }
@@ -364,6 +370,15 @@ enum FetchFilter {
 struct PlanShape: Hashable {
     var sortKeys: [SortKey]?
     var limited: Bool
+}
+
+extension QueryPlanner {
+    /// The planner of a fetch of `entity` of `shape` on `version`'s indexes.
+    init(_ shape: PlanShape, entity: Int, in version: StoreVersion) {
+        self.init(
+            entity: version.schema.entities[entity], indexes: version.orderedIndexes[entity].map { $0.slots },
+            sortKeys: shape.sortKeys, limited: shape.limited)
+    }
 }
 
 enum FetchWindow {

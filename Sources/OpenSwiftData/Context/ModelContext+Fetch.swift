@@ -121,7 +121,18 @@ extension ModelContext {
         _ request: FetchRequest, onModels: () -> any FetchedModels,
         count: (Int) -> Void, body: (any PersistentModel) -> Void
     ) throws {
-        let query = try FetchQuery(request, context: self, onModels: onModels)
+        let filter = try FetchQuery.filter(of: request, in: container)
+        switch try keyMatch(request, filter: filter) {
+        case let .model(model)?:
+            count(1)
+            body(model)
+            return
+        case .absent?:
+            return
+        case nil:
+            break
+        }
+        let query = try FetchQuery(request, context: self, filter: filter, onModels: onModels)
         if query.yieldsModelsInWalkOrder {
             // Rows become models as the walk yields them: no list of candidates, whose
             // allocation (over 1 KiB for a hundred rows) made glibc consolidate the

@@ -34,7 +34,7 @@ public final class StoreQueryCompiler: @unchecked Sendable {
     /// cannot be compiled (the context then evaluates it on models).
     public func compile<T: PersistentModel>(_ predicate: Predicate<T>) throws -> QueryExpression? {
         do {
-            return try PredicateCompiler.compile(predicate, in: container).predicate.expression
+            return try PredicateCompiler.compile(predicate, in: container).bound().expression
         } catch is PredicateCompiler.Unsupported {
             return nil
         }

@@ -174,11 +174,11 @@ final class CompiledPredicate: @unchecked Sendable {
         return firstPlan!
     }
 
-    /// The access of the plan for `shape` (made by `make` the first time) bound to
-    /// `parameters`. The plan is bound where it is kept: a copy of it cost about 700
-    /// instructions per fetch in retains and releases.
-    func access(for shape: PlanShape, _ make: () -> QueryPlan, parameters: [Value], kinds: [ColumnKind]) -> QueryAccess {
-        if let first = firstPlan, first.shape == shape { return first.plan.bind(parameters, kinds: kinds) }
+    /// The plan for `shape`, made by `make` the first time. (A class: handing it out
+    /// is a retain, where a copy of the struct it was cost about 700 instructions per
+    /// fetch.)
+    func plan(for shape: PlanShape, _ make: () -> QueryPlan) -> QueryPlan {
+        if let first = firstPlan, first.shape == shape { return first.plan }
         let entry = otherPlans.withLock { $0.first { $0.shape == shape } } ?? {
             let entry = PlanEntry(shape: shape, plan: make())
             let first = storeFirstPlan(entry)
@@ -190,13 +190,21 @@ final class CompiledPredicate: @unchecked Sendable {
             }
             return entry
         }()
-        return entry.plan.bind(parameters, kinds: kinds)
+        return entry.plan
     }
 }
 
-/// A predicate compiled for one fetch: the engine's form bound to the fetch's
-/// values, and the cached template it came from (nil when it cannot be cached).
+/// A predicate compiled for one fetch: the engine's form (a template) and the
+/// fetch's values for its parameters, and the cached template it came from (nil
+/// when it cannot be cached).
+///
+/// The two are bound (`BoundPredicate`) only by a fetch that tests rows: a key
+/// lookup whose plan is exact reads the parameters alone.
 struct CompiledFilter {
-    let predicate: BoundPredicate
+    let template: QueryExpression
+    let parameters: [Value]
     let cache: CompiledPredicate?
+
+    /// The template bound to the parameters, for testing rows.
+    func bound() -> BoundPredicate { BoundPredicate(template: template, parameters: parameters) }
 }

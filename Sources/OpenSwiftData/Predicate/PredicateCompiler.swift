@@ -82,7 +82,7 @@ struct PredicateCompiler {
         switch container.compiledPredicates.lookUp(expression, model: container.hasHierarchies ? model : nil) {
         case nil:
             let compiled = try Self.compiled(expression, variable: variable, model: model, in: container, asTemplate: false)
-            return CompiledFilter(predicate: BoundPredicate(template: compiled.expression, parameters: []), cache: nil)
+            return CompiledFilter(template: compiled.expression, parameters: [], cache: nil)
         case let .template(cached, values)?:
             (template, constants) = (cached, values)
         case let .uncached(print)?:
@@ -104,7 +104,7 @@ struct PredicateCompiler {
                 parameters.append(try Self.value(of: constant, in: container))
             }
         }
-        return CompiledFilter(predicate: BoundPredicate(template: compiled, parameters: parameters), cache: template)
+        return CompiledFilter(template: compiled, parameters: parameters, cache: template)
     }
 
     /// The compiled `expression` (a template, captured values as parameters, when

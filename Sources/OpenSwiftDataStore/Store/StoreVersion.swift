@@ -131,6 +131,20 @@ public struct StoreVersion: Sendable {
         return holder(of: IndexKey(key), constraint: constraint, of: entity, excluding: nil)
     }
 
+    /// The row that holds `key` under unique constraint `constraint` of `entity`,
+    /// a constraint on one attribute: `lookup(unique: [key], …)` without the array,
+    /// and with the index read in place.
+    /// - Complexity: O(log n)
+    public func lookup(unique key: Value, constraint: Int, of entity: Int) -> RowID? {
+        guard !key.isNull else { return nil }
+        var found: RowID?
+        parts.orderedIndexes[entity][parts.uniqueTrees[entity][constraint]].forEachRow(equalTo: key) { row in
+            found = row
+            return false
+        }
+        return found
+    }
+
     /// The first row other than `excluded` whose key under unique constraint
     /// `constraint` equals `key` (one at most in a published version). A key with a
     /// nil part names none (like SQL, several rows may leave a unique attribute unset).

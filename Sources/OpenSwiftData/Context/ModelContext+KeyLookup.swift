@@ -1,0 +1,41 @@
+import Foundation
+import OpenSwiftDataStore
+
+extension ModelContext {
+    /// What a key lookup (`keyMatch`) found.
+    enum KeyMatch {
+        /// The model of the one row that holds the key.
+        case model(any PersistentModel)
+        /// No row holds it.
+        case absent
+    }
+
+    /// The result of a fetch that looks one key of a unique constraint up, when the
+    /// key is its whole predicate and nothing unsaved could change the answer; nil
+    /// for any other fetch, which `FetchQuery` runs with `filter`, the request's.
+    ///
+    /// A lookup by a unique key in a loop (an import's "find or insert", W2) is the
+    /// commonest fetch there is. `FetchQuery` would plan and set up a whole query
+    /// (its row filter, excluded rows, window) for one row it then reads nothing of:
+    /// about 2,300 of the 16,400 instructions of a W2 lookup. Here the cached plan
+    /// gives the key, the B-tree is read, and the row becomes a model as
+    /// `FetchQuery` would make it.
+    /// - Complexity: O(log n)
+    func keyMatch(_ request: FetchRequest, filter: FetchFilter) throws -> KeyMatch? {
+        guard case let .native(compiled) = filter, let template = compiled.cache,
+              request.sortBy.isEmpty, (request.fetchOffset ?? 0) <= 0,
+              changed.isEmpty, deletedSet.isEmpty, !(request.includePendingChanges && registry.hasPendingInserts),
+              container.external == nil
+        else { return nil }
+        let entity = try container.entityIndex(of: request.model)
+        let version = container.store.current
+        // The shape `FetchQuery` plans this fetch with: no sort; a limit or none.
+        let shape = PlanShape(sortKeys: nil, limited: (request.fetchLimit ?? 0) > 0)
+        let plan = template.plan(for: shape) { QueryPlanner(shape, entity: entity, in: version).plan(compiled.template) }
+        let table = version.tables[entity]
+        // Not exact (a value of another kind than the attribute's, a NaN, a nil): rows are tested.
+        guard let (constraint, key) = plan.exactUniqueKey(compiled.parameters, kinds: table.kinds) else { return nil }
+        guard let id = version.lookup(unique: key, constraint: constraint, of: entity), table.contains(id) else { return .absent }
+        return .model(materialize(container.layout(at: entity), entity: entity, id: id, row: nil, in: version))
+    }
+}
