@@ -178,19 +178,21 @@ final class CompiledPredicate: @unchecked Sendable {
     /// is a retain, where a copy of the struct it was cost about 700 instructions per
     /// fetch.)
     func plan(for shape: PlanShape, _ make: () -> QueryPlan) -> QueryPlan {
-        if let first = firstPlan, first.shape == shape { return first.plan }
-        let entry = otherPlans.withLock { $0.first { $0.shape == shape } } ?? {
-            let entry = PlanEntry(shape: shape, plan: make())
-            let first = storeFirstPlan(entry)
-            if first !== entry {
-                otherPlans.withLock { plans in
-                    if plans.count >= 16 { plans.removeAll() }
-                    plans.append(entry)
-                }
+        if let plan = plan(for: shape) { return plan }
+        let entry = PlanEntry(shape: shape, plan: make())
+        if storeFirstPlan(entry) !== entry {
+            otherPlans.withLock { plans in
+                if plans.count >= 16 { plans.removeAll() }
+                plans.append(entry)
             }
-            return entry
-        }()
+        }
         return entry.plan
+    }
+
+    /// The plan for `shape` when a fetch made one; nil when none did yet.
+    func plan(for shape: PlanShape) -> QueryPlan? {
+        if let first = firstPlan, first.shape == shape { return first.plan }
+        return otherPlans.withLock { $0.first { $0.shape == shape } }?.plan
     }
 }
 
@@ -198,8 +200,8 @@ final class CompiledPredicate: @unchecked Sendable {
 /// fetch's values for its parameters, and the cached template it came from (nil
 /// when it cannot be cached).
 ///
-/// The two are bound (`BoundPredicate`) only by a fetch that tests rows: a key
-/// lookup whose plan is exact reads the parameters alone.
+/// The two are bound (`BoundPredicate`) only by fetches that go through
+/// `FetchQuery`: a key lookup (`ModelContext.keyMatch`) reads the parameters alone.
 struct CompiledFilter {
     let template: QueryExpression
     let parameters: [Value]

@@ -67,7 +67,7 @@ struct PredicateCompiler {
     /// Compiled forms are cached per predicate shape (its expression type, key paths
     /// and operators) with the captured values as parameters, so a predicate built
     /// again with other values (a lookup in a loop) only has its values converted;
-    /// the cached template also keeps the plans made for it (`CompiledPredicate.access`).
+    /// the cached template also keeps the plans made for it (`CompiledPredicate.plan(for:_:)`).
     static func compile<T: PersistentModel>(_ predicate: Predicate<T>, in container: ModelContainer) throws -> CompiledFilter {
         try compile(predicate.expression, variable: predicate.variable.key, model: T.self, in: container)
     }

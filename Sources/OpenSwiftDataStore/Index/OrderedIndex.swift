@@ -121,21 +121,6 @@ public struct OrderedIndex: Sendable {
         }
     }
 
-    /// `forEachRow(equalTo:_:)` for the key of one value, without making it.
-    /// - Complexity: O(log n + k) for k entries visited.
-    public func forEachRow(equalTo value: Value, _ body: (RowID) -> Bool) {
-        switch layout {
-        case let .scalar(kind):
-            guard let packed = kind.pack(value), !kind.isUnequalWhenTied(packed) else { return }
-            scalars.forEachEntry(tiedWith: packed) { body($0.row) }
-        case .string:
-            guard case let .string(string) = value else { return }
-            strings.forEachEntry(tiedWith: StringKey(string: string)) { body($0.row) }
-        case .general:
-            forEachRow(equalTo: IndexKey(value), body)
-        }
-    }
-
     /// Calls `body` with each entry between `lower` and `upper` (nil: unbounded), in
     /// index order or, with `reverse`, backwards, until `body` returns false or throws.
     ///

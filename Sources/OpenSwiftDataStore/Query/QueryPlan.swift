@@ -103,6 +103,13 @@ public final class QueryPlan: Sendable {
         self.template = template
     }
 
+    /// Whether the plan looks one value of a one-attribute unique constraint up:
+    /// what `exactUniqueKey` needs, checked before a run reads anything for it.
+    public var looksUpOneUniqueKey: Bool {
+        if case let .unique(_, key) = access { return key.count == 1 }
+        return false
+    }
+
     /// The constraint and the key of a run that looks one value of a
     /// one-attribute unique constraint up and is exact: `bind` would give
     /// `.unique(constraint:key: [key], exact: true)`. Nil for any other run.

@@ -26,7 +26,9 @@ public enum RowFilter {
 }
 
 /// One query's stored-row part, planned and run against one published version:
-/// the single execution path of the API's fetches and the CLI's `query`.
+/// the execution path of the API's fetches and the CLI's `query` (but an API fetch
+/// that only looks one unique key up, `ModelContext.keyMatch`, which reads the index
+/// with the same plan).
 ///
 /// It walks the plan's access (a unique lookup, index ranges, or a scan through
 /// the column kernels or row tests), leaves out `excluded` rows, and hands each

@@ -133,12 +133,13 @@ public struct StoreVersion: Sendable {
 
     /// The row that holds `key` under unique constraint `constraint` of `entity`,
     /// a constraint on one attribute: `lookup(unique: [key], …)` without the array,
-    /// and with the index read in place.
+    /// and with the index read in place (a copy of it retained its trees).
     /// - Complexity: O(log n)
     public func lookup(unique key: Value, constraint: Int, of entity: Int) -> RowID? {
+        assert(schema.entities[entity].uniqueness[constraint].count == 1, "a compound constraint's key has several values")
         guard !key.isNull else { return nil }
         var found: RowID?
-        parts.orderedIndexes[entity][parts.uniqueTrees[entity][constraint]].forEachRow(equalTo: key) { row in
+        parts.orderedIndexes[entity][parts.uniqueTrees[entity][constraint]].forEachRow(equalTo: IndexKey(key)) { row in
             found = row
             return false
         }

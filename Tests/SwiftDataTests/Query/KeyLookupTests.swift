@@ -1,4 +1,5 @@
 import Foundation
+@testable import OpenSwiftData
 import SwiftData
 import Testing
 
@@ -14,9 +15,9 @@ final class Gauge {
 }
 
 /// A fetch whose whole predicate is one unique key's equality, with nothing unsaved
-/// in the context, skips most of a query (`ModelContext.keyMatch`): these check that
-/// it answers as any other fetch does, and that every other case still goes the long
-/// way (unsaved changes, windows, values that are no key).
+/// in the context, skips most of a query (`ModelContext.keyMatch`): these check which
+/// fetches take that way, and that every fetch answers as the long way does
+/// (unsaved changes, windows, class hierarchies, numbers of every kind).
 @Suite struct KeyLookupTests {
     let container: ModelContainer
 
@@ -32,6 +33,65 @@ final class Gauge {
             context.insert(Gauge(reading: reading, label: label))
         }
         try context.save()
+    }
+
+    /// Whether `keyMatch` answers `descriptor` (after a first fetch cached its plan).
+    private func takesTheShortWay<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, in context: ModelContext) throws -> Bool {
+        _ = try context.fetch(descriptor)
+        let request = FetchRequest(descriptor)
+        return try context.keyMatch(request, filter: FetchQuery.filter(of: request, in: context.container)) != nil
+    }
+
+    @Test func onlyPlainKeyLookupsTakeTheShortWay() throws {
+        let context = ModelContext(container)
+        let name = "trip-5"
+        #expect(try takesTheShortWay(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == name }), in: context))
+        #expect(try takesTheShortWay(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "none" }), in: context))
+        var limited = FetchDescriptor<Trip>(predicate: #Predicate { $0.name == name })
+        limited.fetchLimit = 1
+        #expect(try takesTheShortWay(limited, in: context))
+        let key = 3, notANumber = Double.nan
+        #expect(try takesTheShortWay(FetchDescriptor<GKeyed>(predicate: #Predicate { $0.key == key }), in: context))
+        #expect(try takesTheShortWay(FetchDescriptor<Gauge>(predicate: #Predicate { $0.reading == notANumber }), in: context))
+
+        var offset = FetchDescriptor<Trip>(predicate: #Predicate { $0.name == name })
+        offset.fetchOffset = 1
+        #expect(try !takesTheShortWay(offset, in: context))
+        #expect(try !takesTheShortWay(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == name }, sortBy: [SortDescriptor(\.name)]), in: context))
+        #expect(try !takesTheShortWay(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == name && $0.destination == "D0" }), in: context))
+        #expect(try !takesTheShortWay(FetchDescriptor<Trip>(predicate: #Predicate { $0.destination == "D0" }), in: context))
+        #expect(try !takesTheShortWay(FetchDescriptor<Trip>(), in: context))
+
+        context.insert(GKeyed(key: 99, payload: "unsaved"))
+        #expect(try !takesTheShortWay(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == name }), in: context))
+        var saved = FetchDescriptor<Trip>(predicate: #Predicate { $0.name == name })
+        saved.includePendingChanges = false
+        #expect(try takesTheShortWay(saved, in: context))
+    }
+
+    @Test func aKeyAndAnotherConditionFindOnlyWhatPassesBoth() throws {
+        let context = ModelContext(container)
+        let name = "trip-5"
+        #expect(try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == name && $0.destination == "D0" })).map(\.name) == ["trip-5"])
+        #expect(try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == name && $0.destination == "D1" })).isEmpty)
+    }
+
+    @Test func aSubclassFetchFindsOnlyItsClassByAKeyTheHierarchyShares() throws {
+        let journeys = try ModelContainer(
+            for: Journey.self, BusinessJourney.self, PersonalJourney.self,
+            configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(journeys)
+        context.insert(BusinessJourney(name: "Audit", destination: "Paris", startDate: .now, expenseCode: "A"))
+        context.insert(PersonalJourney(name: "Reunion", destination: "Oslo", startDate: .now, reason: .reunion))
+        try context.save()
+
+        let reader = ModelContext(journeys)
+        for _ in 0..<2 {  // the second time, through the cached plans
+            #expect(try reader.fetch(FetchDescriptor<PersonalJourney>(predicate: #Predicate { $0.name == "Audit" })).isEmpty)
+            #expect(try reader.fetch(FetchDescriptor<BusinessJourney>(predicate: #Predicate { $0.name == "Audit" })).map(\.expenseCode) == ["A"])
+            let any = try reader.fetch(FetchDescriptor<Journey>(predicate: #Predicate { $0.name == "Reunion" }))
+            #expect(any.count == 1 && any.first is PersonalJourney)
+        }
     }
 
     @Test func aKeyFindsItsModelAndTheSameObjectEachTime() throws {
