@@ -17,7 +17,7 @@ final class Gauge {
 /// A fetch whose whole predicate is one unique key's equality, with nothing unsaved
 /// in the context, skips most of a query (`ModelContext.keyMatch`): these check which
 /// fetches take that way, and that every fetch answers as the long way does
-/// (unsaved changes, windows, class hierarchies, numbers of every kind).
+/// (unsaved changes, windows, class hierarchies, `Double` keys such as -0.0 and NaN).
 @Suite struct KeyLookupTests {
     let container: ModelContainer
 
