@@ -26,7 +26,7 @@ struct SwiftDataDiagnostic: DiagnosticMessage {
     static func letProperty(_ name: String) -> SwiftDataDiagnostic {
         SwiftDataDiagnostic(
             id: "letProperty",
-            message: "persisted property '\(name)' must be declared with 'var': a 'let' cannot be backed by the model's storage (use 'private(set) var' to keep it read-only, or mark it @Transient)")
+            message: "persisted 'let' property '\(name)' cannot have an initial value: a model fetched from the store would show it instead of the stored value (assign it in the initializer, declare it 'var', or mark it @Transient)")
     }
 
     static func propertyObservers(_ name: String) -> SwiftDataDiagnostic {

@@ -19,17 +19,35 @@ extension ModelActorMacro: MemberMacro {
             context.diagnose(Diagnostic(node: node, message: SwiftDataDiagnostic.modelActorNotAnActor))
             return []
         }
+        let access = accessPrefix(of: declaration)
         return [
-            "nonisolated let modelExecutor: any OpenSwiftData.ModelExecutor",
-            "nonisolated let modelContainer: OpenSwiftData.ModelContainer",
+            "\(raw: access)nonisolated let modelExecutor: any OpenSwiftData.ModelExecutor",
+            "\(raw: access)nonisolated let modelContainer: OpenSwiftData.ModelContainer",
             """
-            init(modelContainer: OpenSwiftData.ModelContainer) {
+            \(raw: access)init(modelContainer: OpenSwiftData.ModelContainer) {
                 let modelContext = OpenSwiftData.ModelContext(modelContainer)
                 self.modelExecutor = OpenSwiftData.DefaultSerialModelExecutor(modelContext: modelContext)
                 self.modelContainer = modelContainer
             }
             """,
         ]
+    }
+
+    /// The actor's access level as a prefix for the members it generates, so a
+    /// `public` or `package` actor's conformance to `ModelActor` has witnesses as
+    /// visible as the actor and users outside its module can make one. A `private`
+    /// actor's members are `fileprivate` (a `private` member would be narrower than
+    /// the conformance); an internal actor's carry no modifier.
+    static func accessPrefix(of declaration: some DeclGroupSyntax) -> String {
+        for modifier in declaration.modifiers {
+            switch modifier.name.tokenKind {
+            case .keyword(.public), .keyword(.open): return "public "
+            case .keyword(.package): return "package "
+            case .keyword(.fileprivate), .keyword(.private): return "fileprivate "
+            default: continue
+            }
+        }
+        return ""
     }
 }
 

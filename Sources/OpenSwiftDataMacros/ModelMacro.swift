@@ -27,9 +27,12 @@ import SwiftSyntaxMacros
 ///   Model objects are deliberately not made `Sendable`.
 ///
 /// Decisions (documented here because they shape the diagnostics):
-/// - `let` stored properties are an error with a fix-it to `var`: an accessor macro cannot be
-///   attached to a `let`, so a persisted `let` would silently stay outside the store. A
-///   `@Transient let` with a default value is fine.
+/// - A `let` stored property stays stored in the instance (an accessor macro cannot be
+///   attached to a `let`) and is persisted all the same: `init(backingData:)` assigns it
+///   from the store (`_$constantValue`), and inserting the model copies it into its row
+///   (`ModelContext.insert`). A `let` with an initial value is an error with a fix-it to
+///   `var`: Swift lets no initializer replace it, so a fetched model would show the
+///   initial value, not the stored one. A `@Transient let` with a default value is fine.
 /// - `willSet`/`didSet` on a persisted property are an error: the property becomes computed,
 ///   and SwiftData does not run observers (Apple's documentation says they are silently
 ///   ignored; an error is more honest than dropping user code).
@@ -86,7 +89,7 @@ extension ModelMacro: MemberMacro {
             if name == "description" {
                 context.diagnose(Diagnostic(node: property.bindings.first!.pattern, message: SwiftDataDiagnostic.descriptionProperty))
             }
-            if property.isLet {
+            if property.isLet, property.bindings.first?.initializer != nil {
                 let fixIt = FixIt(
                     message: SwiftDataFixIt(message: "replace 'let' with 'var'"),
                     changes: [.replace(
@@ -125,14 +128,20 @@ extension ModelMacro: MemberMacro {
             } else if let relationship = property.attribute(named: "Relationship") {
                 schemaProperty = "OpenSwiftData.Schema.Relationship(\(relationship.argumentText))"
             }
-            let keyPath = classDecl.genericParameterClause != nil
+            // (A `let` has no `_$keyPath_` constant: `@_PersistedProperty` makes those.)
+            let keyPath = classDecl.genericParameterClause != nil || property.isLet
                 ? "\\\(type).\(property.keyPathComponent!)" : "\(type)._$keyPath_\(name)"
             return "OpenSwiftData.Schema.PropertyMetadata(name: \(name.stringLiteral), keypath: \(keyPath), defaultValue: \(defaultValue), metadata: \(schemaProperty))"
         }
         let metadataBody = metadata.isEmpty
             ? "[]"
             : "[\n" + metadata.map { "        " + $0 }.joined(separator: ",\n") + "\n    ]"
-        let storageInits = properties.map { "    _\($0.propertyName!) = _SwiftDataNoType()\n" }.joined()
+        // A `let` is a stored property of the instance: filled from the store here.
+        let storageInits = properties.map {
+            $0.isLet
+                ? "    self.\($0.keyPathComponent!) = OpenSwiftData._$constantValue(backingData, forKey: \\\(type).\($0.keyPathComponent!))\n"
+                : "    _\($0.propertyName!) = _SwiftDataNoType()\n"
+        }.joined()
 
         let storage = "_$backingData_\(type)"
         // The compiler lists `PersistentModel` only for a class that does not conform yet:

@@ -20,12 +20,14 @@ let modelOnly: [String: MacroSpec] = ["Model": allMacros["Model"]!]
 /// The members `@Model` adds to a class named `type`, for tests whose subject is elsewhere
 /// (the Trip test in `ModelMacroTests` spells them out in full). Starts with the blank line
 /// the expansion puts before them. `metadata` holds the
-/// `PropertyMetadata(...)` arguments, one per persisted property; `storage` the peer names.
+/// `PropertyMetadata(...)` arguments, one per persisted property; `storage` the peer names
+/// (or, for a `let`, the whole line `init(backingData:)` fills it with).
 func modelMembers(_ type: String, metadata: [String], storage: [String]) -> String {
     let entries = metadata.isEmpty
         ? "[]"
         : "[\n" + metadata.map { "            OpenSwiftData.Schema.PropertyMetadata(\($0))" }.joined(separator: ",\n") + "\n        ]"
-    let inits = storage.map { "        \($0) = _SwiftDataNoType()\n" }.joined()
+    // (A `let`'s line, `self.name = ...`, is given whole.)
+    let inits = storage.map { $0.hasPrefix("self.") ? "        \($0)\n" : "        \($0) = _SwiftDataNoType()\n" }.joined()
     return """
 
         @Transient private var _$backingData_\(type): (any OpenSwiftData.BackingData<\(type)>)? = nil

@@ -34,6 +34,42 @@ final class ModelActorMacroTests: XCTestCase {
         )
     }
 
+    /// The generated members carry the actor's access level, so a library's `public`
+    /// (or `package`) model actor conforms and can be made outside its module.
+    func testAccessLevelsReachTheGeneratedMembers() {
+        let cases: [(written: String, members: String)] = [
+            ("public actor", "public "), ("package actor", "package "), ("internal actor", ""),
+            ("fileprivate actor", "fileprivate "), ("private actor", "fileprivate "), ("public final actor", "public "),
+        ]
+        for (written, members) in cases {
+            assertMacroExpansion(
+                """
+                @ModelActor
+                \(written) Database {
+                }
+                """,
+                expandedSource: """
+                \(written) Database {
+
+                    \(members)nonisolated let modelExecutor: any OpenSwiftData.ModelExecutor
+
+                    \(members)nonisolated let modelContainer: OpenSwiftData.ModelContainer
+
+                    \(members)init(modelContainer: OpenSwiftData.ModelContainer) {
+                        let modelContext = OpenSwiftData.ModelContext(modelContainer)
+                        self.modelExecutor = OpenSwiftData.DefaultSerialModelExecutor(modelContext: modelContext)
+                        self.modelContainer = modelContainer
+                    }
+                }
+
+                extension Database: OpenSwiftData.ModelActor {
+                }
+                """,
+                macroSpecs: allMacros
+            )
+        }
+    }
+
     func testNotAnActor() {
         for keyword in ["final class", "struct"] {
             assertMacroExpansion(

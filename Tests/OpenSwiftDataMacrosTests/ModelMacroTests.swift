@@ -561,19 +561,54 @@ final class ModelMacroTests: XCTestCase {
         )
     }
 
-    /// A `let` cannot carry accessors, so it cannot be persisted: error, with a fix-it to `var`.
-    func testLetIsRejectedWithFixIt() {
+    /// A `let` stays a stored property of the instance: it is listed in the schema and
+    /// `init(backingData:)` fills it from the store (#39, point 4).
+    func testLetIsPersistedAndFilledFromTheStore() {
         assertMacroExpansion(
             #"""
             @Model final class Note {
                 let title: String
-                init(title: String) { self.title = title }
+                var body: String
+                init(title: String, body: String) { self.title = title; self.body = body }
             }
             """#,
             expandedSource: #"""
             final class Note {
                 let title: String
-                init(title: String) { self.title = title }
+                @_PersistedProperty
+                var body: String
+                init(title: String, body: String) { self.title = title; self.body = body }
+
+            """# + modelMembers("Note", metadata: [
+                #"name: "title", keypath: \Note.title, defaultValue: nil, metadata: nil"#,
+                #"name: "body", keypath: Note._$keyPath_body, defaultValue: nil, metadata: nil"#,
+            ], storage: [
+                #"self.title = OpenSwiftData._$constantValue(backingData, forKey: \Note.title)"#, "_body",
+            ]) + """
+
+            }
+
+            extension Note: OpenSwiftData.PersistentModel, Observation.Observable {
+            }
+            """,
+            macroSpecs: modelOnly
+        )
+    }
+
+    /// A `let` with an initial value cannot be filled from the store (Swift lets no
+    /// initializer replace it): error, with a fix-it to `var`.
+    func testLetWithInitialValueIsRejectedWithFixIt() {
+        assertMacroExpansion(
+            #"""
+            @Model final class Note {
+                let title: String = "untitled"
+                init() {}
+            }
+            """#,
+            expandedSource: #"""
+            final class Note {
+                let title: String = "untitled"
+                init() {}
 
             """# + modelMembers("Note", metadata: [], storage: []) + """
 
@@ -583,15 +618,15 @@ final class ModelMacroTests: XCTestCase {
             }
             """,
             diagnostics: [DiagnosticSpec(
-                message: "persisted property 'title' must be declared with 'var': a 'let' cannot be backed by the model's storage (use 'private(set) var' to keep it read-only, or mark it @Transient)",
+                message: "persisted 'let' property 'title' cannot have an initial value: a model fetched from the store would show it instead of the stored value (assign it in the initializer, declare it 'var', or mark it @Transient)",
                 line: 2, column: 5,
                 fixIts: [FixItSpec(message: "replace 'let' with 'var'")])],
             macroSpecs: modelOnly,
             applyFixIts: ["replace 'let' with 'var'"],
             fixedSource: #"""
             @Model final class Note {
-                var title: String
-                init(title: String) { self.title = title }
+                var title: String = "untitled"
+                init() {}
             }
             """#
         )

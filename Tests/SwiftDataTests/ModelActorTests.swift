@@ -83,6 +83,26 @@ actor GAnimalImporter {
     }
 }
 
+/// Model actors with an access level, as library packages declare them (#39, point 5):
+/// the generated members must be as visible as the actor for these to compile.
+@ModelActor
+public actor GPublicDatabase {
+    func count() throws -> Int { try modelContext.fetchCount(FetchDescriptor<Trip>()) }
+}
+
+@ModelActor
+package actor GPackageDatabase {
+    func insert(name: String) throws {
+        modelContext.insert(Trip(name: name, destination: "Package"))
+        try modelContext.save()
+    }
+}
+
+@ModelActor
+private actor GPrivateDatabase {
+    func names() throws -> [String] { try modelContext.fetch(FetchDescriptor<Trip>()).map(\.name) }
+}
+
 /// A model actor written without the macro, as the protocol allows.
 actor GManualTripActor: ModelActor {
     nonisolated let modelExecutor: any ModelExecutor
@@ -117,6 +137,15 @@ actor GManualTripActor: ModelActor {
 
         let context = ModelContext(container)
         #expect(try context.fetchCount(FetchDescriptor<Trip>()) == 2)
+    }
+
+    @Test func actorsWithAnAccessLevelWork() async throws {
+        let container = try makeContainer(Trip.self)
+        try await GPackageDatabase(modelContainer: container).insert(name: "Oslo")
+        #expect(try await GPublicDatabase(modelContainer: container).count() == 1)
+        #expect(try await GPrivateDatabase(modelContainer: container).names() == ["Oslo"])
+        let database: any ModelActor = GPublicDatabase(modelContainer: container)
+        #expect(database.modelContainer === container)
     }
 
     @Test func unsavedActorChangesStayInTheActor() async throws {

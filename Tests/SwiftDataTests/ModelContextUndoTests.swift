@@ -504,7 +504,7 @@ private final class Unchecked<Value>: @unchecked Sendable {
 }
 
 /// Counts an observation's change callback.
-private final class Observed: @unchecked Sendable {
+final class Observed: @unchecked Sendable {
     private(set) var fired = false
     func fire() { fired = true }
 }

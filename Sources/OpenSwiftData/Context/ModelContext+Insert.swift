@@ -57,6 +57,8 @@ extension ModelContext {
             backing.adopt(layout)
         }
         backing.context = self
+        // `let` properties live in the instance: their values join the row here.
+        if !backing.layout.constants.isEmpty { backing.layout.fillConstants(of: model) }
         if !backing.layout.relationships.isEmpty { mayHoldResolvedRelationships = true }
         backing.isDeleted = false
         registry.register(model, as: backing.identifier, retained: true)

@@ -97,6 +97,8 @@ extension ModelContext {
         for id in changed.sorted() {
             guard let model = registry[id] else { continue }
             let backing = model.modelBacking
+            // Only ephemeral values changed: nothing to write.
+            if backing.dirty.isEmpty { continue }
             let entity = try container.entityIndex(of: backing.layout.modelType)
             let full = row(of: backing)
             var values: [Int: Value] = [:]
@@ -273,7 +275,10 @@ extension ModelContext {
                 let other = related.modelBacking
                 guard let inverse = relationship.inverseIndex(in: other.layout) else { continue }
                 guard let current = other.resolvedModels(inverse), current.contains(where: { $0 === displaced }) else { continue }
-                other.replaceResolved(inverse, with: current.map { $0 === displaced ? replacement : $0 })
+                // (The replacement may be in the list already: it stays there once.)
+                let holdsReplacement = current.contains { $0 === replacement }
+                other.replaceResolved(inverse, with: holdsReplacement
+                    ? current.filter { $0 !== displaced } : current.map { $0 === displaced ? replacement : $0 })
             }
         }
     }

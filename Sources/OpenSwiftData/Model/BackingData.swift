@@ -29,6 +29,11 @@ protocol ModelBacking: AnyObject {
     /// The stored references of relationship `index` while its models are not
     /// resolved (what `relatedModels(_:)` would resolve); nil once they are.
     func unresolvedReferences(_ index: Int) -> Value?
+    /// The values of `.ephemeral` attributes set on this model, by attribute index:
+    /// kept beside the row, never written to it.
+    var ephemeral: [Int: Value] { get set }
+    /// Writes attribute `index` of a model being inserted (a `let` property's value).
+    func setConstant(_ index: Int, to value: Value)
     /// Replaces relationship `index` without touching inverses.
     func setRelated(_ index: Int, to models: [any PersistentModel])
     /// Replaces the resolved models of relationship `index` without marking a change
@@ -197,6 +202,9 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
     @exclusivity(unchecked) var generation: UInt64 = 0
     /// Related models per relationship, once resolved or assigned.
     @exclusivity(unchecked) private var related: [[any PersistentModel]?] = []
+    /// `.ephemeral` attribute values (see `ModelBacking.ephemeral`): untouched by
+    /// saves, refaults and refreshes, so the value stays in memory across `save()`.
+    @exclusivity(unchecked) var ephemeral: [Int: Value] = [:]
 
     required init(freshWith layout: EntityLayout) {
         state = .fresh
@@ -277,6 +285,11 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
             committed?[to] = storedCommitted![from]
         }
         for (from, to) in relationshipSlots where from < related.count { relatedModels[to] = related[from] }
+        if !ephemeral.isEmpty {
+            var moved: [Int: Value] = [:]
+            for (from, to) in rowSlots { if let value = ephemeral[from] { moved[to] = value } }
+            ephemeral = moved
+        }
         storedValues = values
         storedCommitted = committed
         related = relatedModels
@@ -363,6 +376,8 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
     private func read<Value>(at slot: EntityLayout.Slot) -> Value {
         switch slot {
         case let .attribute(i):
+            let attribute = layout.attributes[i]
+            if attribute.isEphemeral { return attribute.decode(ephemeral[i] ?? layout.emptyRow[i], as: Value.self) }
             // A fault reads the one column until it is written (as a relationship reads
             // its one slot): a model read for a few properties copies no row.
             if case let .fault(table, id) = state, let stored = table.value(id, slot: i) {
@@ -429,7 +444,10 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
         let (rowSlots, relationshipSlots) = source.layout.slotPairs(into: layout)
         prepare()
         let values = source.values
-        for (from, to) in rowSlots { storedValues[to] = values[from] }
+        for (from, to) in rowSlots {
+            storedValues[to] = values[from]
+            if let value = source.ephemeral[from] { ephemeral[to] = value }
+        }
         for (from, to) in relationshipSlots {
             if let models = source.resolvedModels(from) { related[to] = models }
         }
@@ -454,6 +472,15 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
     }
 
     private func setAttribute(_ i: Int, to value: Value) {
+        if layout.attributes[i].isEphemeral {
+            // Tracked (the context has changes, observers ran), never written: the row's
+            // slot keeps its default, so no save, journal frame or history holds it.
+            if ephemeral[i] != value {
+                ephemeral[i] = value
+                context?.noteChange(of: identifier)
+            }
+            return
+        }
         prepare()
         // Initial values that are not literals (`UUID()`, `.now`) and writes of an
         // unchanged value may equal what the row holds: skipping them spares the copy
@@ -465,6 +492,11 @@ final class ModelBackingData<M: PersistentModel>: OurBackingData, BackingData, M
             storedValues[i] = value
         }
         noteChange(slot: i)
+    }
+
+    func setConstant(_ index: Int, to value: Value) {
+        prepare()
+        storedValues[index] = value
     }
 
     private func noteChange(slot: Int) {

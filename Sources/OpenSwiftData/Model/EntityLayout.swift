@@ -28,12 +28,20 @@ final class EntityLayout: @unchecked Sendable {
         /// Whether a value is stored as its type's `_storedValue` (no transformer, a
         /// natively storable type): `@Model`'s typed accessors convert it themselves.
         let storesNatively: Bool
+        /// A `let` property: stored in the instance, copied into the row on insert.
+        let isConstant: Bool
+        /// `.ephemeral`: tracked, never persisted; the value lives in the backing data
+        /// beside the row, whose slot keeps the default (`ModelBackingData.ephemeral`).
+        let isEphemeral: Bool
 
         init(
             name: String, originalName: String, keyPath: AnyKeyPath, swiftType: Any.Type,
             storableType: (any _StorableValue.Type)?, valueType: ValueType, isOptional: Bool,
-            options: [Schema.Attribute.Option], defaultValue: Value?, hashModifier: String?, transformer: String?
+            options: [Schema.Attribute.Option], defaultValue: Value?, hashModifier: String?, transformer: String?,
+            isConstant: Bool = false
         ) {
+            self.isConstant = isConstant
+            isEphemeral = options.contains(.ephemeral)
             self.name = name
             self.originalName = originalName
             self.keyPath = keyPath
@@ -45,7 +53,8 @@ final class EntityLayout: @unchecked Sendable {
             self.defaultValue = defaultValue
             self.hashModifier = hashModifier
             self.transformer = transformer
-            storesNatively = transformer == nil && storableType != nil
+            // (An ephemeral value takes the generic path, which keeps it off the row.)
+            storesNatively = transformer == nil && storableType != nil && !options.contains(.ephemeral)
         }
 
         /// `value` in the engine's form.
@@ -156,6 +165,9 @@ final class EntityLayout: @unchecked Sendable {
     /// Whether models of this type hold state outside their backing data (stored
     /// `@Transient` properties): 0 until first asked, then 1 (no) or 2 (yes).
     private let transientState = Atomic<UInt8>(0)
+    /// The `let` properties (`@Model` leaves them stored in the instance): the slots
+    /// an insert copies from the model into its row (`fillConstants(of:)`).
+    private(set) var constants: [Slot] = []
     /// Whether a save must count this entity's relationships: a non-optional to-one,
     /// or a to-many with a minimum or maximum model count.
     private(set) var hasRelationshipCountRules = false
@@ -237,6 +249,8 @@ final class EntityLayout: @unchecked Sendable {
             }
             return attributes[i].defaultValue ?? .null
         } + relationships.map { $0.isToMany ? .references([]) : .null }
+        constants = attributes.indices.filter { attributes[$0].isConstant }.map { .attribute($0) }
+            + relationships.indices.filter { !Self.isWritable(relationships[$0].keyPath) }.map { .relationship($0) }
         emptyRelated = relationships.map { $0.isToMany ? [] : nil }
         unresolvedRelated = relationships.map { _ in nil }
         func makeMaker<M: PersistentModel>(_ type: M.Type, layout: EntityLayout) -> ModelMaking { ModelMaker<M>(layout: layout) }
@@ -463,10 +477,38 @@ final class EntityLayout: @unchecked Sendable {
                     // (A transformable initial value is stored when the model is made.)
                     defaultValue: transformer == nil ? property.defaultValue.map(ValueCoding.encode) : nil,
                     hashModifier: declared?.hashModifier,
-                    transformer: transformer))
+                    transformer: transformer,
+                    isConstant: !isWritable(property.keypath)))
             }
         }
         return (attributes, relationships)
+    }
+
+    /// Whether `keyPath` can write its property: false for a `let` (which `@Model`
+    /// leaves stored), true for the computed properties it makes of every `var`.
+    static func isWritable(_ keyPath: AnyKeyPath) -> Bool {
+        func check<Root>(_: Root.Type) -> Bool {
+            func check<Value>(_: Value.Type) -> Bool { keyPath is ReferenceWritableKeyPath<Root, Value> }
+            return _openExistential(Swift.type(of: keyPath).valueType, do: check)
+        }
+        return _openExistential(Swift.type(of: keyPath).rootType, do: check)
+    }
+
+    /// Copies the `let` properties of `model` (of this layout) into its row: they live
+    /// in the instance, and a save writes the row. A `let` of another class of the
+    /// hierarchy reads as nothing and is skipped.
+    func fillConstants(of model: any PersistentModel) {
+        let backing = model.modelBacking
+        for slot in constants {
+            switch slot {
+            case let .attribute(i):
+                guard let value = model[keyPath: attributes[i].keyPath] else { continue }
+                backing.setConstant(i, to: attributes[i].encode(value))
+            case let .relationship(j):
+                guard let value = model[keyPath: relationships[j].keyPath] else { continue }
+                RelationshipGraph.set(j, of: model, to: models(in: value))
+            }
+        }
     }
 
     /// The inverse of `relationship` of `owner`: the one named by `inverse:` on either

@@ -130,3 +130,19 @@ public func _$backingData<Root: PersistentModel>(_ data: any BackingData<Root>, 
     guard let our = object as? OurBackingData else { return false }
     return our.modelType == ObjectIdentifier(type) || our.backs(type)
 }
+
+// MARK: `let` properties (called by `@Model`'s `init(backingData:)`)
+
+/// The stored value of a model's `let` property, which `init(backingData:)` assigns
+/// as the model is first filled from the store: a `let` lives in the instance, not
+/// in the backing data, so it is read once here and never changed by a context
+/// (`ModelContext.insert` copies it the other way, into the row a save writes).
+public func _$constantValue<Root: PersistentModel, Model: PersistentModel, Value>(
+    _ data: any BackingData<Root>, forKey key: KeyPath<Model, Value>
+) -> Value {
+    let object: AnyObject = data
+    guard let our = object as? OurBackingData else {
+        preconditionFailure("\(Model.self) is backed by data OpenSwiftData did not make")
+    }
+    return our.inheritedValue(forKey: key)
+}

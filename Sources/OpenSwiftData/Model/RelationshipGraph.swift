@@ -5,9 +5,15 @@
 /// to-many and many-to-many relationships.
 enum RelationshipGraph {
     /// Sets relationship `index` of `owner` to `newModels`, updating inverses.
-    static func set(_ index: Int, of owner: any PersistentModel, to newModels: [any PersistentModel]) {
+    static func set(_ index: Int, of owner: any PersistentModel, to models: [any PersistentModel]) {
         let backing = owner.modelBacking
         let relationship = backing.layout.relationships[index]
+        // A to-many holds a model once (Apple's are sets in the store): `[a, a]` is `[a]`.
+        var newModels = models
+        if relationship.isToMany, newModels.count > 1 {
+            var seen = Set<ObjectIdentifier>()
+            newModels = newModels.filter { seen.insert(ObjectIdentifier($0)).inserted }
+        }
         let old = backing.relatedModels(index)
         backing.setRelated(index, to: newModels)
         guard relationship.inverse != nil else { return }

@@ -431,7 +431,11 @@ public final class Store: Sendable {
             case let .reference(id) where id.isTemporary:
                 row[slot] = permanent(id).map(Value.reference) ?? .null
             case let .references(ids) where ids.contains(where: \.isTemporary):
-                row[slot] = .references(ids.compactMap(permanent))
+                // An upsert's model takes over a row the list may name already (a feed
+                // reloaded under a stored owner): a to-many holds a row once, as Apple's
+                // sets do, so the second mention goes.
+                var seen = Set<RowID>()
+                row[slot] = .references(ids.compactMap(permanent).filter { seen.insert($0).inserted })
             default:
                 break
             }
