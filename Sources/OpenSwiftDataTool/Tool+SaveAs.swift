@@ -8,19 +8,12 @@ extension Tool {
             commandName: "save-as",
             abstract: "Write a complete copy of a document (one snapshot, with its blobs) to a new path.")
 
-        @Argument(help: "The document file.")
-        var document: String
-
-        @Argument(help: "The new document file.")
-        var newDocument: String
-
-        @Flag(help: "Replace the new document if it exists.")
-        var force = false
+        @OptionGroup var target: CopyTarget
 
         func run() throws {
             try reportingFailures {
-                if FileSystem.sameFile(document, newDocument) { throw ToolFailure("the new document is the document itself") }
-                try FileSystem.checkReplaceable(newDocument, force: force)
+                try target.check()
+                let (document, newDocument, force) = (target.document, target.newDocument, target.force)
                 // Loading every blob verifies it: a copy never carries damage along silently.
                 let contents = try DocumentReader.read(path: document, blobs: .load)
                 // A copy keeps the store identifier (nil from an older document: a new one).

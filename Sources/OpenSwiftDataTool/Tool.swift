@@ -12,7 +12,7 @@ public struct Tool: ParsableCommand {
             with "osd:" and nothing was modified); 2 when verify found damage; 64 when \
             the command line is wrong. Docs/CLI.md describes every command.
             """,
-        subcommands: [Info.self, Verify.self, Dump.self, Export.self, Import.self, Query.self, Compact.self, SaveAs.self])
+        subcommands: [Info.self, Verify.self, Dump.self, Export.self, Import.self, Query.self, Compact.self, SaveAs.self, Salvage.self])
 
     public init() {}
 }

@@ -73,13 +73,6 @@ enum Zstd {
         }
     }
 
-    /// The first `count` bytes `bytes` decompress to (fewer if the data is shorter),
-    /// or nil when it does not decode that far. Decodes no further than it must:
-    /// memory is the decoder's window, time one block.
-    static func decompressPrefix(_ bytes: UnsafeRawBufferPointer, count: Int) -> [UInt8]? {
-        try? stream(bytes, limit: count, initial: count).get().output
-    }
-
     /// Decodes `bytes` (zstd frames, skippable ones included) into at most `limit`
     /// bytes, the output starting at `initial` bytes and doubling as zstd fills it.
     /// `complete` says every frame was decoded and flushed; it is false when the

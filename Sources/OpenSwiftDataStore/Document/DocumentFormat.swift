@@ -187,85 +187,74 @@ enum Frame {
         return w.bytes
     }
 
-    /// The frame at `offset` when its header and payload checksums hold, without
-    /// decompressing it: (kind, codec, stored payload range, raw length, length).
-    /// `kinds`, when given, are the only kinds worth the payload checksum.
-    /// `checksummed` adds the payload bytes checksummed.
-    static func whole(
-        in file: [UInt8], at offset: Int, kinds: Set<FrameKind>? = nil, checksummed: inout Int
-    ) -> (kind: FrameKind, codec: UInt8, payload: Range<Int>, rawLength: Int, length: Int)? {
-        let size = DocumentFormat.frameHeaderSize
-        guard offset >= 0, file.count - offset >= size else { return nil }
+    /// Whether a frame header that holds (marker, a known kind, header checksum)
+    /// starts at `at`.
+    static func headerHolds(in file: [UInt8], at: Int) -> Bool {
+        guard at >= 0, at + DocumentFormat.frameHeaderSize <= file.count,
+              file[at] == 0x4F, file[at + 1] == 0x53, file[at + 2] == 0x44, file[at + 3] == 0x46,
+              FrameKind(rawValue: file[at + 4]) != nil
+        else { return false }
         return file.withUnsafeBytes { raw in
-            func field(_ at: Int) -> UInt32 {
-                UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + at, as: UInt32.self))
-            }
-            guard field(0) == DocumentFormat.frameMarker,
-                  let kind = FrameKind(rawValue: raw[offset + 4]), kinds?.contains(kind) ?? true,
-                  field(16) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + 16)]))
-            else { return nil }
-            let stored = Int(field(8))
-            let length = size + stored + DocumentFormat.frameTrailerSize
-            guard file.count - offset >= length else { return nil }
-            let payload = (offset + size)..<(offset + size + stored)
-            checksummed += stored
-            let trailer = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: payload.upperBound, as: UInt32.self))
-            guard trailer == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[payload])) else { return nil }
-            return (kind, raw[offset + 5], payload, Int(field(12)), length)
+            UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at + 16, as: UInt32.self))
+                == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[at..<(at + 16)]))
         }
     }
 
-    /// Whether the failed frame at `offset` is damage rather than a torn last append:
-    /// a whole frame (both checksums hold) follows it.
-    ///
-    /// When the failed frame's header is intact, its length says where a follower
-    /// starts, and only that place is looked at: its own payload, user data, is
-    /// never read. When the header itself failed (a crash can lose any page of an
-    /// append), every later position is tried; there a follower must be a commit
-    /// frame for a generation after `generation + 1` (the failed frame's), so bytes
-    /// inside the failed frame that happen to look like an older frame are not
-    /// mistaken for one. Candidates' payloads are checksummed only up to twice the
-    /// file's size in all: a file that makes the search do more (overlapping
-    /// lookalike headers) is called damaged rather than searched further.
-    /// - Complexity: O(1) with a known length; O(bytes after `offset`) otherwise,
-    ///   which only damaged or torn files pay.
-    static func followed(
-        in file: [UInt8], at offset: Int, knownLength: Int?, generation: UInt64?
-    ) -> Bool {
-        var checked = 0
-        if let knownLength { return whole(in: file, at: offset + knownLength, checksummed: &checked) != nil }
+    /// The offset of the first frame after `offset` whose header holds, or nil:
+    /// where a salvaging read resumes.
+    /// - Complexity: O(bytes after `offset`)
+    static func nextHeader(in file: [UInt8], after offset: Int) -> Int? {
         var at = offset + 1
-        let kinds: Set<FrameKind>? = generation == nil ? nil : [.commit]
         while at + DocumentFormat.frameHeaderSize <= file.count {
-            if file[at] == 0x4F, file[at + 1] == 0x53, file[at + 2] == 0x44, file[at + 3] == 0x46 {
-                let frame = whole(in: file, at: at, kinds: kinds, checksummed: &checked)
-                // Only frames with a valid header checksum count: never accidental bytes.
-                if checked > 2 * file.count { return true }
-                if let frame {
-                    guard let generation else { return true }
-                    if let later = commitGeneration(in: file, frame), later > generation + 1 { return true }
-                }
-            }
+            if headerHolds(in: file, at: at) { return at }
             at += 1
         }
-        return false
+        return nil
     }
 
-    /// The generation a whole commit frame starts with (its first varint), decoding
-    /// at most the first 16 bytes of its payload.
-    private static func commitGeneration(
-        in file: [UInt8], _ frame: (kind: FrameKind, codec: UInt8, payload: Range<Int>, rawLength: Int, length: Int)
-    ) -> UInt64? {
-        let head: [UInt8]
-        switch frame.codec {
-        case 0: head = Array(file[frame.payload.prefix(16)])
-        case 1:
-            guard let bytes = file[frame.payload].withUnsafeBytes({ Zstd.decompressPrefix($0, count: 16) }) else { return nil }
-            head = bytes
-        default: return nil
+    /// The whole length of the frame at `offset` when its header holds (marker, a
+    /// known kind, header checksum), else nil.
+    static func lengthIfHeaderHolds(in file: [UInt8], at offset: Int) -> Int? {
+        guard headerHolds(in: file, at: offset) else { return nil }
+        let stored = file.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self))) }
+        return DocumentFormat.frameHeaderSize + stored + DocumentFormat.frameTrailerSize
+    }
+
+    /// Whether the frame at `offset`, whose header checksum failed, is damage rather
+    /// than a torn last append: frames follow it, to the end of the file.
+    ///
+    /// Only a crash tears, and only the last append: a process killed mid-write leaves
+    /// a prefix of it (the file ends inside the frame, which `scan` calls torn before
+    /// asking), and power loss can leave any page of an unsynced last append unwritten,
+    /// its header's included. Either way no frame follows a torn one. So the reader
+    /// fails closed: a failed frame is damage when, from some later position, frames
+    /// whose headers hold lead one to the next (each header's length says where the
+    /// next starts) up to the end of the file, or to a last frame the file cuts short.
+    /// Later saves behind a damaged frame always form such a chain, however many
+    /// frames are damaged, since only their payloads are checked here. A torn frame's
+    /// own payload (user data, which may hold anything) would have to hold such a
+    /// chain too, ending exactly where the file ends, to pass for damage; a mere
+    /// lookalike frame in it does not. (A frame whose header holds is torn only when
+    /// it ends the file: `scan`.) A file that makes the search take more than a few
+    /// steps per header-sized stretch of it is called damaged.
+    /// - Complexity: O(bytes after `offset`), which only damaged or torn files pay.
+    static func followed(in file: [UInt8], at offset: Int) -> Bool {
+        var steps = 0
+        let limit = 4 * (file.count / DocumentFormat.frameHeaderSize + 1)
+        var candidate = offset
+        while let start = nextHeader(in: file, after: candidate) {
+            var at = start
+            while true {
+                steps += 1
+                if steps > limit { return true }
+                if file.count - at < DocumentFormat.frameHeaderSize { return true }
+                guard let length = lengthIfHeaderHolds(in: file, at: at) else { break }
+                if at + length >= file.count { return true }
+                at += length
+            }
+            candidate = start
         }
-        var reader = ByteReader(head)
-        return try? reader.varint()
+        return false
     }
 
     /// A frame read back, payload decompressed (unless `compressedRawLength` is set).
@@ -311,11 +300,10 @@ enum Frame {
     /// - Parameters:
     ///   - budget: payload bytes the reader may still decompress; the frame's raw
     ///     length is taken from it before anything is allocated.
-    ///   - generation: in the journal, the generation of the last whole commit.
     ///   - deferring: kinds whose payload is returned still compressed, for the
     ///     caller to decompress (on other threads).
     static func scan(
-        _ file: [UInt8], at offset: Int, path: String, budget: inout Int, generation: UInt64? = nil,
+        _ file: [UInt8], at offset: Int, path: String, budget: inout Int,
         deferring: FrameKind? = nil
     ) throws(DocumentError) -> Scan {
         let remaining = file.count - offset
@@ -334,7 +322,7 @@ enum Frame {
         let rawLength = Int(field(12))
         let headerCRC = field(16)
         guard marker == DocumentFormat.frameMarker, headerCRC == CRC32C.checksum(Array(header[0..<16])) else {
-            if !followed(in: file, at: offset, knownLength: nil, generation: generation) {
+            if !followed(in: file, at: offset) {
                 return .torn(offset: offset, reason: "an incomplete frame header ends the file")
             }
             throw .damaged(path: path, offset: offset, reason: "frame header checksum mismatch")
@@ -354,7 +342,8 @@ enum Frame {
         var trailer = ByteReader(Array(file[(payloadStart + storedLength)..<(offset + length)]))
         let payloadCRC = (try? trailer.fixed32()) ?? 0
         guard payloadCRC == stored.withUnsafeBytes({ CRC32C.checksum($0) }) else {
-            if !followed(in: file, at: offset, knownLength: length, generation: generation) {
+            // A torn append ends the file: a failed frame with any byte after it is damage.
+            if offset + length == file.count {
                 return .torn(offset: offset, reason: "the last \(kind) frame's checksum fails")
             }
             throw .damaged(path: path, offset: payloadStart, reason: "\(kind) frame checksum mismatch")

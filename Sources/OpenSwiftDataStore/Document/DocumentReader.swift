@@ -53,6 +53,27 @@ public struct DocumentReader {
         /// known (a lightweight migration forgets the recorded one).
         public var schemaVersion: SchemaVersionStamp?
         public var schema: StoreSchema { version.schema }
+        /// What a salvaging read (`read(path:salvaging:)`) skipped; empty otherwise.
+        public var lost: [LostSave] = []
+    }
+
+    /// A stretch of the journal a salvaging read could not use: a damaged frame (its
+    /// generation unknown) or saves missing between two whole frames.
+    public struct LostSave: Sendable, CustomStringConvertible {
+        /// Where in the file, and how many bytes were skipped (0 for a gap).
+        public var offset: Int
+        public var length: Int
+        /// The saves lost, when the frames around the gap tell.
+        public var generations: ClosedRange<UInt64>?
+        public var reason: String
+
+        public var description: String {
+            let saves = generations.map {
+                $0.count == 1 ? "save \($0.lowerBound)" : "saves \($0.lowerBound)...\($0.upperBound)"
+            }
+            if length == 0 { return "\(saves ?? "saves") lost before byte \(offset): \(reason)" }
+            return "\(saves.map { $0 + ": " } ?? "")\(length) bytes at \(offset) skipped: \(reason)"
+        }
     }
 
     /// Reads the document at `path`.
@@ -74,6 +95,21 @@ public struct DocumentReader {
         return try read(bytes: try file.readAll(), path: path, expected: expected, blobs: policy, migrating: hints, plan: plan)
     }
 
+    /// Reads what still reads of a damaged document (`osd salvage`): the snapshot
+    /// must be whole; in the journal, a frame that is damaged (or whose blob is
+    /// missing or damaged) is skipped, reading resumes at the next frame whose header
+    /// holds, and the saves after it are applied over what is known. `Contents.lost`
+    /// names what was skipped. An undamaged document reads as `read(path:)` reads it.
+    public static func read(path: String, salvaging: Bool) throws(DocumentError) -> Contents {
+        let file = try DocumentFile.open(path, writable: false)
+        defer { file.close() }
+        let bytes = try file.readAll()
+        let header = try DocumentHeader.decode(bytes, path: path)
+        return try read(
+            bytes: bytes, header: header, path: path, expected: nil, blobs: .load, migrating: nil, plan: nil,
+            salvaging: salvaging)
+    }
+
     static func read(
         bytes: [UInt8], path: String, expected: StoreSchema?, blobs policy: BlobPolicy, migrating hints: MigrationHints? = nil,
         plan: StagedMigration? = nil
@@ -82,7 +118,7 @@ public struct DocumentReader {
         do {
             return try read(
                 bytes: bytes, header: header, path: path, expected: expected, blobs: policy,
-                migrating: hints, plan: plan)
+                migrating: hints, plan: plan, salvaging: false)
         } catch .damaged where DocumentFormat.isNewer(major: header.major, minor: header.minor) {
             // A newer minor may use what this build does not know: say so, not "damaged".
             throw .unsupportedFormat(path: path, major: header.major, minor: header.minor)
@@ -91,7 +127,7 @@ public struct DocumentReader {
 
     private static func read(
         bytes: [UInt8], header: DocumentHeader, path: String, expected: StoreSchema?, blobs policy: BlobPolicy,
-        migrating hints: MigrationHints?, plan: StagedMigration?
+        migrating hints: MigrationHints?, plan: StagedMigration?, salvaging: Bool
     ) throws(DocumentError) -> Contents {
         let blobStore = BlobStore(documentPath: path)
         var blobs: [String: Int] = [:]
@@ -314,26 +350,62 @@ public struct DocumentReader {
         var touched = schema.entities.map { _ in Set<RowID>() }
         var journalFrames = 0
         var tornTail: (offset: Int, reason: String)?
+        var lost: [LostSave] = []
         while true {
             let start = offset
-            let scan = try Frame.scan(bytes, at: offset, path: path, budget: &budget, generation: generation)
-            guard case let .frame(frame) = scan else {
-                if case let .torn(at, reason) = scan { tornTail = (at, reason) }
-                break
-            }
-            guard frame.kind == .commit else {
-                throw .damaged(path: path, offset: start, reason: "a \(frame.kind) frame in the journal")
-            }
-            let keepsHistory = DocumentFormat.keepsHistory(major: header.major)
-            let record = try decode(frame) { (r: inout ByteReader) throws(ByteReader.Failure) in
-                let record = try r.commit(schema: schema, history: keepsHistory, blob: blob)
-                if let transaction = record.transaction { try charge(transaction, &r) }
-                return record
-            }
-            guard record.generation == generation + 1 else {
-                throw .damaged(
-                    path: path, offset: start,
-                    reason: "journal frame for generation \(record.generation) follows generation \(generation)")
+            let frame: Frame.Scanned
+            let record: CommitRecord
+            do throws(DocumentError) {
+                let scan = try Frame.scan(bytes, at: offset, path: path, budget: &budget)
+                guard case let .frame(scanned) = scan else {
+                    if case let .torn(at, reason) = scan { tornTail = (at, reason) }
+                    break
+                }
+                frame = scanned
+                guard frame.kind == .commit else {
+                    throw .damaged(path: path, offset: start, reason: "a \(frame.kind) frame in the journal")
+                }
+                let keepsHistory = DocumentFormat.keepsHistory(major: header.major)
+                blobFailure = nil
+                record = try decode(frame) { (r: inout ByteReader) throws(ByteReader.Failure) in
+                    let record = try r.commit(schema: schema, history: keepsHistory, blob: blob)
+                    if let transaction = record.transaction { try charge(transaction, &r) }
+                    return record
+                }
+                if salvaging, record.generation > generation + 1 {
+                    // Saves between the last whole frame and this one are gone: the
+                    // frames skipped since are theirs (one each when the counts agree).
+                    let missing = (generation + 1)...(record.generation - 1)
+                    let skipped = lost.indices.reversed().prefix { lost[$0].generations == nil && lost[$0].length > 0 }.reversed()
+                    if skipped.count == missing.count {
+                        for (k, i) in skipped.enumerated() {
+                            let save = missing.lowerBound + UInt64(k)
+                            lost[i].generations = save...save
+                        }
+                    } else if let last = skipped.last {
+                        lost[last].generations = missing
+                    } else {
+                        lost.append(LostSave(offset: start, length: 0, generations: missing, reason: "no frame holds these saves"))
+                    }
+                } else if record.generation != generation + 1 {
+                    throw .damaged(
+                        path: path, offset: start,
+                        reason: "journal frame for generation \(record.generation) follows generation \(generation)")
+                }
+            } catch {
+                guard salvaging else { throw error }
+                // Salvage: skip to the next frame whose header holds, and go on.
+                // (A frame whose header holds says where the next begins; else search.)
+                let next: Int?
+                if let length = Frame.lengthIfHeaderHolds(in: bytes, at: start) {
+                    next = start + length < bytes.count ? start + length : nil
+                } else {
+                    next = Frame.nextHeader(in: bytes, after: start)
+                }
+                lost.append(LostSave(offset: start, length: (next ?? bytes.count) - start, generations: nil, reason: error.description))
+                guard let next else { break }
+                offset = next
+                continue
             }
             for put in record.puts {
                 tables[put.entity].put(put.id, put.row)
@@ -358,7 +430,7 @@ public struct DocumentReader {
 
         // A deletion lists only transactions present, each once.
         if prunedListed > 0 || prunedHorizon > 0 {
-            guard history.remove(generations: pruned).count == prunedListed, pruned.count == prunedListed else {
+            guard history.remove(generations: pruned).count == prunedListed || salvaging, pruned.count == prunedListed || salvaging else {
                 throw .damaged(path: path, offset: snapshotLength, reason: "the journal deletes history it does not hold")
             }
             history.horizon = max(history.horizon, prunedHorizon)
@@ -422,7 +494,7 @@ public struct DocumentReader {
             snapshotLength: snapshotLength, journalLength: offset - snapshotLength, journalFrames: journalFrames,
             validLength: offset, tornTail: tornTail, frames: frames, blobs: blobs,
             needsRewrite: placement != nil || migration != nil || planRewrites, storeIdentifier: storeIdentifier,
-            schemaVersion: schemaVersion)
+            schemaVersion: schemaVersion, lost: lost)
     }
 }
 
