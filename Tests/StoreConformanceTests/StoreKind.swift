@@ -51,10 +51,16 @@ struct StoreLocation {
 }
 
 /// Says whether the PostgresStore cases ran, so a machine without a server shows a
-/// skipped test with the reason rather than a suite that quietly ran less.
+/// skipped test with the reason rather than a suite that quietly ran less. With
+/// `OSD_REQUIRE_POSTGRES=1` (CI sets it) a missing server fails instead.
 @Suite struct StoreKindTests {
-    @Test(.enabled(if: PostgresServer.url != nil, "no PostgreSQL server: the PostgresStore cases of StoreConformanceTests are skipped (install Debian's postgresql, or set OSD_POSTGRES_URL)"))
+    static let postgresRequired = ProcessInfo.processInfo.environment["OSD_REQUIRE_POSTGRES"] == "1"
+
+    @Test(.enabled(if: PostgresServer.url != nil || postgresRequired, "no PostgreSQL server: the PostgresStore cases of StoreConformanceTests are skipped (install Debian's postgresql, or set OSD_POSTGRES_URL)"))
     func postgresCasesRun() throws {
+        if PostgresServer.url == nil, case let .failure(failure) = PostgresServer.shared {
+            Issue.record("OSD_REQUIRE_POSTGRES is set and PostgreSQL could not be started: \(failure)")
+        }
         let url = try #require(PostgresServer.url)
         #expect(url.hasPrefix("postgres://"))
         #expect(StoreKind.available.contains(.postgres))
