@@ -123,3 +123,36 @@ import Testing
         }
     }
 }
+
+/// A document whose name fits compacts, saves and keeps a torn tail whatever the
+/// length of its name (#45, point 3): the files beside it shorten the name.
+@Suite struct LongDocumentNameTests {
+    @Test(arguments: [200, 226, 229, 240, 255 - ".blobs".utf8.count])
+    func compactsAndKeepsATornTail(nameBytes: Int) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        // Multi-byte characters, so the shortened name must end on a character.
+        let name = String(repeating: "é", count: nameBytes / 2) + (nameBytes % 2 == 0 ? "" : "x")
+        #expect(name.utf8.count == nameBytes)
+        let path = folder.path(name)
+        do {
+            let store = try DocumentFixture.openStore(path)
+            for k in 1...3 { try DocumentFixture.save(k, in: store) }
+            try store.compact()
+            try DocumentFixture.save(4, in: store)
+        }
+        var contents = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        #expect(contents.journalFrames == 1)
+        #expect(DocumentFixture.rows(of: contents.version) == (try DocumentFixture.expectedRows(after: 4)))
+
+        // A torn last append: a writable open cuts it off and keeps it beside.
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        try bytes.dropLast(5).write(to: URL(fileURLWithPath: path))
+        _ = try DocumentFixture.openStore(path)
+        contents = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        #expect(DocumentFixture.rows(of: contents.version) == (try DocumentFixture.expectedRows(after: 3)))
+        let kept = try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter { $0.contains(".torn-") }
+        #expect(kept.count == 1)
+        #expect(kept.allSatisfy { $0.utf8.count <= 255 })
+    }
+}

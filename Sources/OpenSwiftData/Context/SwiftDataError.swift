@@ -12,7 +12,7 @@ public struct SwiftDataError: Error, Hashable, Sendable, CustomStringConvertible
         case missingModelContext, backwardMigration, unknownSchema, historyTokenExpired
         case invalidTransactionFetchRequest
         // Additive (not in Apple's SwiftData):
-        case uniqueConstraintViolation, readOnlyConfiguration, unknownModelType
+        case uniqueConstraintViolation, readOnlyConfiguration, unknownModelType, limitExceeded
     }
 
     let code: Code
@@ -48,6 +48,9 @@ public struct SwiftDataError: Error, Hashable, Sendable, CustomStringConvertible
     public static let readOnlyConfiguration = SwiftDataError(.readOnlyConfiguration)
     /// OpenSwiftData: a model type or identifier the container's schema does not have.
     public static let unknownModelType = SwiftDataError(.unknownModelType)
+    /// OpenSwiftData: the save would cross a limit of the store (row identifiers of
+    /// an entity used up, a frame over 2 GiB); nothing was saved.
+    public static let limitExceeded = SwiftDataError(.limitExceeded)
 
     public static func == (lhs: SwiftDataError, rhs: SwiftDataError) -> Bool { lhs.code == rhs.code }
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
@@ -73,6 +76,7 @@ extension StoreError {
         switch self {
         case .uniqueConstraintViolation: SwiftDataError(.uniqueConstraintViolation, description)
         case .unknownEntity: SwiftDataError(.unknownModelType, description)
+        case .limitExceeded: SwiftDataError(.limitExceeded, description)
         case let .document(error): error
         }
     }

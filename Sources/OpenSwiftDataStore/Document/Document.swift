@@ -147,10 +147,13 @@ public final class Document: @unchecked Sendable {
     }
 
     /// Writes the bytes a writable open drops to `<document>.torn-<offset>-<time>`
-    /// and syncs them; all-zero tails (space a crash left unwritten) are not kept.
+    /// (`sideName` shortens a long document name) and syncs them; all-zero tails
+    /// (space a crash left unwritten) are not kept.
     private static func keepTornTail(_ tail: [UInt8], of path: String, at offset: Int) throws(DocumentError) {
         guard tail.contains(where: { $0 != 0 }) else { return }
-        let keep = "\(path).torn-\(offset)-\(Int(Date().timeIntervalSince1970))"
+        let url = URL(fileURLWithPath: path)
+        let keep = url.deletingLastPathComponent().appendingPathComponent(
+            "\(sideName(of: url.lastPathComponent)).torn-\(offset)-\(Int(Date().timeIntervalSince1970))").path
         DocumentFile.remove(keep)
         let file = try DocumentFile.open(keep, writable: true, create: true)
         defer { file.close() }
@@ -416,7 +419,32 @@ public final class Document: @unchecked Sendable {
     static func temporaryPath(for path: String, purpose: String) -> String {
         let url = URL(fileURLWithPath: path)
         return url.deletingLastPathComponent().appendingPathComponent(
-            ".\(url.lastPathComponent).\(purpose)-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp").path
+            ".\(sideName(of: url.lastPathComponent)).\(purpose)-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp").path
+    }
+
+    /// The longest file name most file systems take (`NAME_MAX`).
+    static let maximumNameBytes = 255
+    /// Bytes the names of files kept beside a document add to its name, at most: a
+    /// temporary file's `.` + `.compact-<pid>-<random>.tmp`, a torn tail's
+    /// `.torn-<offset>-<time>`.
+    static let sideNameRoom = 48
+
+    /// The document's file name as the files beside it start: the name itself when
+    /// those names fit in `maximumNameBytes`, else a prefix of it and a stable hash of
+    /// the whole (so that a document whose name fits can always compact, save and keep
+    /// a torn tail, and finds its own leftovers).
+    static func sideName(of name: String) -> String {
+        let bytes = Array(name.utf8)
+        guard bytes.count + sideNameRoom > maximumNameBytes else { return name }
+        // FNV-1a, 64-bit: the same on every run and machine.
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        // A prefix that ends on a character boundary.
+        var prefix = bytes.prefix(maximumNameBytes - sideNameRoom - 17)
+        while let last = prefix.last, last & 0xC0 == 0x80 { prefix.removeLast() }
+        if let last = prefix.last, last & 0xC0 == 0xC0 { prefix.removeLast() }
+        let hex = String(hash, radix: 16)
+        return String(decoding: prefix, as: UTF8.self) + "~" + String(repeating: "0", count: 16 - hex.count) + hex
     }
 
     /// Removes temporary files a crash left beside the document: any compaction
@@ -424,7 +452,7 @@ public final class Document: @unchecked Sendable {
     /// process no longer runs.
     private static func removeLeftovers(of path: String) {
         let url = URL(fileURLWithPath: path)
-        let prefix = ".\(url.lastPathComponent)."
+        let prefix = ".\(sideName(of: url.lastPathComponent))."
         let folder = url.deletingLastPathComponent().path
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {

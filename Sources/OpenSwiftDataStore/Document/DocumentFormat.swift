@@ -41,8 +41,6 @@ public enum DocumentFormat {
     /// A column frame whose payload passes this many bytes is split (row frames of
     /// format 1 were cut there too).
     static let bytesPerFrame = 64 << 20
-    /// Frame lengths are 32-bit.
-    static let maximumFrameBytes = Int(UInt32.max)
     /// Readers refuse frames that claim more than this raw size (2 GiB), before
     /// allocating for them.
     static let maximumRawFrameBytes = Int(Int32.max)
@@ -170,8 +168,9 @@ enum Frame {
                 stored = compressed
             }
         }
-        guard payload.count <= DocumentFormat.maximumFrameBytes else {
-            throw .io(operation: "writing a \(kind) frame of \(payload.count) bytes (the limit is 4 GiB)", path: "", errno: EFBIG)
+        // The reader's limit (a larger frame would be written and never read again).
+        guard payload.count <= DocumentFormat.maximumRawFrameBytes else {
+            throw .io(operation: "writing a \(kind) frame of \(payload.count) bytes (the limit is 2 GiB)", path: "", errno: EFBIG)
         }
         var w = ByteWriter(capacity: stored.count + DocumentFormat.frameHeaderSize + DocumentFormat.frameTrailerSize)
         w.fixed32(DocumentFormat.frameMarker)

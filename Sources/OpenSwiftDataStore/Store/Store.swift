@@ -229,6 +229,7 @@ public final class Store: Sendable {
         for insert in changes.columnInserts where ColumnKind.kinds(of: schema.entities[insert.entity]) != insert.table.kinds {
             throw .unknownEntity("#\(insert.entity) (its inserted columns are not the entity's)")
         }
+        try checkIdentifierLimit(of: changes, in: version)
         version.prepareSpatialIndexes(for: changes)
         var deleted: [EntityRow] = []
         var keyed: [[Int]?] = Array(repeating: nil, count: changes.deletes.isEmpty ? 0 : schema.entities.count)
@@ -368,6 +369,25 @@ public final class Store: Sendable {
             inserted: inserted, updated: updated, deleted: deleted, written: written)
         result.replacedRows = replacedRows
         return result
+    }
+
+    /// Identifiers are never reused, and the document format (its reader) and the
+    /// indexes hold 2^32 per entity: a commit whose inserts could pass that throws
+    /// before anything changes, rather than trap or leave a document that never
+    /// opens again. (Counted before upserts are known, so at the very limit an
+    /// insert that would have upserted is refused too.)
+    /// - Complexity: O(inserts)
+    private static func checkIdentifierLimit(of changes: ChangeSet, in version: StoreVersion) throws(StoreError) {
+        guard !changes.inserts.isEmpty || !changes.columnInserts.isEmpty else { return }
+        var counts = [Int64](repeating: 0, count: version.schema.entities.count)
+        for insert in changes.inserts { counts[insert.entity] += 1 }
+        for insert in changes.columnInserts { counts[insert.entity] += Int64(insert.table.count) }
+        for e in counts.indices where counts[e] > 0 {
+            guard version.tables[e].nextRawID - 1 + counts[e] <= DocumentFormat.maximumRowID else {
+                throw .limitExceeded(
+                    "the row identifiers of \(version.schema.entities[e].name) are used up (\(DocumentFormat.maximumRowID) over the document's life; \(counts[e]) more asked for)")
+            }
+        }
     }
 
     /// The row an upsert writes: the inserted attribute values; for relationships,

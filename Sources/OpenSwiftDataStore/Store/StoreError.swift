@@ -7,6 +7,9 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The document could not record the commit (disk full, closed, read-only…);
     /// nothing was published.
     case document(DocumentError)
+    /// The commit would cross a limit of the store or of its document format (row
+    /// identifiers of an entity used up, say); nothing was published or written.
+    case limitExceeded(String)
 
     public var description: String {
         switch self {
@@ -16,6 +19,8 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
             "unknown entity \(name)"
         case let .document(error):
             error.description
+        case let .limitExceeded(reason):
+            "limit exceeded: \(reason)"
         }
     }
 }
