@@ -80,6 +80,12 @@ enum DocumentImport {
 
         let version = try build(schema: schema, tables: tables)
         try checkReferences(in: version)
+        // Both sides of every relationship must agree, as a context keeps them: a
+        // graph whose sides disagree would make delete rules act on the wrong rows.
+        let problems = version.relationshipProblems(limit: 5)
+        if let first = problems.first {
+            throw ToolFailure(problems.count == 1 ? first : "\(first) (and more: \(problems.dropFirst().joined(separator: "; ")))")
+        }
         return Result(version: version, rows: rowCount)
     }
 

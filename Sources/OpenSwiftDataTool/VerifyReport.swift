@@ -33,6 +33,9 @@ struct VerifyReport {
         journalFrames = contents.journalFrames
         tornTail = contents.tornTail
         referencedBlobs = contents.blobs.count
+        // Both sides of every relationship agree (a tool or a hand-edited import
+        // could have written a graph no context would).
+        problems += contents.version.relationshipProblems().map { "relationship: " + $0 }
 
         let folder = BlobStore(documentPath: path)
         var progress = Progress("checking blobs", total: contents.blobs.count)

@@ -39,6 +39,8 @@ import Testing
             var trip = ChangeSet()
             trip.inserts.append(.init(entity: 1, temporaryID: RowID(-1), row: TripDocument.trip(1)))
             trip.inserts[0].row[5] = .uuid(UUID())
+            // (No destination: its inverse is not written here, and verify checks both sides.)
+            trip.inserts[0].row[trip.inserts[0].row.count - 1] = .null
             _ = try store.commit(trip)
         }
         // The refused save wrote nothing; the document opens, with the trip saved after.

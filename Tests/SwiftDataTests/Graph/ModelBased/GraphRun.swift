@@ -1,4 +1,5 @@
 import Foundation
+import OpenSwiftDataStore
 import SwiftData
 
 /// Runs operations against a real container and the reference graph side by side,
@@ -61,6 +62,14 @@ final class GraphRun {
         }
         try save()
         if let difference = try compareStored() { throw Failure(step: operations.count, message: "final save: \(difference)") }
+        if let problem = try documentGraphProblem() { throw Failure(step: operations.count, message: "document: \(problem)") }
+    }
+
+    /// What `osd verify` would find wrong with the saved relationship graph (both
+    /// sides agree, no to-many lists a row twice), for the document store.
+    private func documentGraphProblem() throws -> String? {
+        guard store == .document else { return nil }
+        return try DocumentReader.read(path: url.path, blobs: .skip).version.relationshipProblems(limit: 1).first
     }
 
     // MARK: Checking
@@ -69,6 +78,7 @@ final class GraphRun {
         switch operation {
         case .save, .upsertAuthor, .upsertBook, .otherContextRename, .actorJoin, .reopen, .compact:
             if let difference = try compareStored() { return "stored graph: \(difference)" }
+            if case .compact = operation, let problem = try documentGraphProblem() { return "document: \(problem)" }
             // Right after a save the working context shows what is stored.
             guard !context.hasChanges else { return nil }
             if let difference = pending.difference(from: try snapshot(of: context)) { return "working context: \(difference)" }
