@@ -155,6 +155,13 @@ public final class BlobStore: @unchecked Sendable {
         return removed
     }
 
+    /// Removes the blob files `names`, and the folder when that leaves it empty.
+    func remove(_ names: [String]) {
+        guard !names.isEmpty else { return }
+        for name in names { DocumentFile.remove(path(of: name)) }
+        rmdir(directory)
+    }
+
     /// Removes the folder and every blob in it.
     func removeAll() {
         try? FileManager.default.removeItem(atPath: directory)

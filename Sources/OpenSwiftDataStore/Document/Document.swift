@@ -63,6 +63,9 @@ public final class Document: @unchecked Sendable {
     private var _snapshotLength: Int
     private var _journalFrames: Int
     let blobs: BlobStore
+    /// The blobs the file (snapshot and journal) refers to: compaction may delete any
+    /// other blob before it writes, which frees the space a full disk needs.
+    private var fileBlobs: Set<String>
     private let lock = NSLock()
 
     private init(path: String, file: DocumentFile?, readOnly: Bool, contents: DocumentReader.Contents, durability: Durability) {
@@ -75,6 +78,7 @@ public final class Document: @unchecked Sendable {
         self._snapshotLength = contents.snapshotLength
         self._journalFrames = contents.journalFrames
         self.blobs = BlobStore(documentPath: path)
+        self.fileBlobs = contents.blobNames
         self.storeIdentifier = contents.storeIdentifier ?? UUID()
         self.schemaVersion = contents.schemaVersion
     }
@@ -165,7 +169,7 @@ public final class Document: @unchecked Sendable {
     /// Writes an empty document; fails quietly if another process created one first.
     private static func create(path: String, schema: StoreSchema, schemaVersion: SchemaVersionStamp?) throws(DocumentError) {
         let temporary = temporaryPath(for: path, purpose: "create")
-        let (file, _) = try writeSnapshot(
+        let (file, _, _) = try writeSnapshot(
             StoreVersion(schema: schema), identifier: UUID(), schemaVersion: schemaVersion, to: temporary,
             blobs: BlobStore(documentPath: path))
         file.close()
@@ -197,6 +201,9 @@ public final class Document: @unchecked Sendable {
             try writer.commit(record, schema: schema) { (data: Data) throws(DocumentError) in
                 let reference = BlobStore.reference(for: data)
                 if try blobs.store(data, as: reference) { wroteBlobs = true }
+                // (Counted before the frame is written: a blob that stays after a failed
+                // append is kept until the next compaction, never deleted under a frame.)
+                fileBlobs.insert(reference.name)
                 return reference
             }
             if wroteBlobs { try blobs.syncDirectory() }
@@ -241,8 +248,14 @@ public final class Document: @unchecked Sendable {
         try locked { () throws(DocumentError) in
             let old = try writableFile()
             let temporary = Self.temporaryPath(for: path, purpose: "compact")
+            // Blobs the file does not refer to (what a failed import or save left, say)
+            // go first: on a full disk, that may be the room the new snapshot needs.
+            // (Every blob of the version was written by the snapshot or an append, so
+            // the file refers to it.) Those the old file refers to stay until it is
+            // replaced.
+            blobs.collect(keeping: fileBlobs)
             var referenced = Set<String>()
-            let (fresh, written) = try Self.writeSnapshot(
+            let (fresh, written, _) = try Self.writeSnapshot(
                 version, identifier: storeIdentifier, schemaVersion: schemaVersion, to: temporary, blobs: blobs
             ) { referenced.insert($0) }
             do throws(DocumentError) {
@@ -270,6 +283,7 @@ public final class Document: @unchecked Sendable {
                 directoryNeedsSync = true
                 return
             }
+            fileBlobs = referenced
             blobs.collect(keeping: referenced)
         }
     }
@@ -306,7 +320,7 @@ public final class Document: @unchecked Sendable {
         let temporary = temporaryPath(for: path, purpose: "save")
         let blobs = BlobStore(documentPath: path)
         var referenced = Set<String>()
-        let (file, _) = try writeSnapshot(
+        let (file, _, created) = try writeSnapshot(
             version, identifier: identifier ?? UUID(), schemaVersion: schemaVersion, to: temporary, blobs: blobs
         ) { referenced.insert($0) }
         defer { file.close() }
@@ -332,6 +346,8 @@ public final class Document: @unchecked Sendable {
             try DocumentFile.syncDirectory(directory(of: path))
         } catch {
             DocumentFile.remove(temporary)
+            // Nothing was modified: the blob files this write made go too.
+            blobs.remove(created)
             throw error
         }
         blobs.collect(keeping: referenced)
@@ -350,24 +366,28 @@ public final class Document: @unchecked Sendable {
     private static func writeSnapshot(
         _ version: StoreVersion, identifier: UUID, schemaVersion: SchemaVersionStamp?, to path: String, blobs: BlobStore,
         referenced: (String) -> Void = { _ in }
-    ) throws(DocumentError) -> (file: DocumentFile, length: Int) {
+    ) throws(DocumentError) -> (file: DocumentFile, length: Int, createdBlobs: [String]) {
         DocumentFile.remove(path)
+        // The blob files this snapshot made (none that were there already).
+        var created: [String] = []
         let file = try DocumentFile.open(path, writable: true, create: true)
         do throws(DocumentError) {
-            var wroteBlobs = false
             let bytes = try Snapshot.encode(version, identifier: identifier, schemaVersion: schemaVersion) { (data: Data) throws(DocumentError) in
                 let reference = BlobStore.reference(for: data)
                 referenced(reference.name)
-                if try blobs.store(data, as: reference) { wroteBlobs = true }
+                if try blobs.store(data, as: reference) { created.append(reference.name) }
                 return reference
             }
-            if wroteBlobs { try blobs.syncDirectory() }
+            if !created.isEmpty { try blobs.syncDirectory() }
             try file.write(bytes, at: 0)
             try file.sync()
-            return (file, bytes.count)
+            return (file, bytes.count, created)
         } catch {
             file.close()
             DocumentFile.remove(path)
+            // A failed snapshot leaves no blob of its own behind (a full disk stays
+            // as full as it was).
+            blobs.remove(created)
             throw error
         }
     }

@@ -51,6 +51,15 @@ enum OSD {
         guard let executable else {
             throw NotFound(description: "no osd binary beside the test bundle (\(CommandLine.arguments[0])); set OSD_BINARY")
         }
+        return try capture(executable, arguments)
+    }
+
+    /// Runs a `bash -c` command line (one that starts `osd` under limits, say).
+    static func runShell(_ command: String) throws -> Result {
+        try capture(URL(fileURLWithPath: "/bin/bash"), ["-c", command])
+    }
+
+    private static func capture(_ executable: URL, _ arguments: [String]) throws -> Result {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("osd-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
