@@ -191,13 +191,24 @@ public struct DocumentReader {
         var placement: [Int]?
         /// The application's schema, when the document's is migrated to it at the end.
         var migration: (schema: StoreSchema, hints: MigrationHints)?
-        if plan == nil, let expected, expected != schema {
-            if let order = SchemaDifference.placement(of: schema, in: expected) {
+        // Entities the document holds and the application does not declare are
+        // carried, untouched, after the application's (a later version of the app or
+        // another tool may know them): a lightweight open never drops rows. Only a
+        // migration plan, whose target schema is an explicit version, drops an entity.
+        var target = expected
+        if plan == nil, hints != nil, let expected {
+            let carried = schema.entities.filter { expected.entityIndex(named: $0.name) == nil }
+            if !carried.isEmpty, carried.count < schema.entities.count {
+                target = StoreSchema(entities: expected.entities + carried)
+            }
+        }
+        if plan == nil, let expected, let target, target != schema {
+            if let order = SchemaDifference.placement(of: schema, in: target) {
                 placement = order
             } else if let hints, schema.entities.contains(where: { expected.entityIndex(named: $0.name) != nil }) {
                 // (With no entity in common this is another document, not an earlier
                 // version of this one: migrating would drop all of it.)
-                migration = (expected, hints)
+                migration = (target, hints)
             } else {
                 throw .schemaMismatch(path: path, reason: SchemaDifference.describe(document: schema, application: expected))
             }
@@ -454,7 +465,7 @@ public struct DocumentReader {
         for (k, (e, _)) in jobs.enumerated() { indexes[e].append(built[k]) }
 
         var finalSchema = schema
-        if let placement, let expected {
+        if let placement, let target {
             history = history.mapChanges { $0.moved(to: placement[$0.entity]) }
             var placed = tables
             var placedIndexes = indexes
@@ -464,7 +475,7 @@ public struct DocumentReader {
             }
             tables = placed
             indexes = placedIndexes
-            finalSchema = expected
+            finalSchema = target
         }
         var version = StoreVersion(schema: finalSchema, tables: tables, generation: generation, orderedIndexes: indexes)
         version.history = history
