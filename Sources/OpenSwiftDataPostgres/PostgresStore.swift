@@ -67,6 +67,7 @@ public final class PostgresStore: DataStore {
     public init(_ configuration: PostgresStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
         guard let schema = configuration.schema else { throw PostgresStoreError.missingSchema }
         try configuration.validate()
+        try Self.checkIdentifiers(of: schema)
         self.configuration = configuration
         self.schema = schema
         let settings = PostgresConnection.Configuration(
@@ -87,6 +88,21 @@ public final class PostgresStore: DataStore {
 
     deinit {
         try? connection.close().wait()
+    }
+
+    /// Entities (tables), attributes and relationships (columns) are named as the
+    /// models name them; PostgreSQL cuts identifiers past 63 bytes, silently, which
+    /// would make two long names one table or column. Such a schema is refused when
+    /// the container opens, naming the property. (Index names are generated, and
+    /// shortened with a hash instead: `fittingIdentifier`.)
+    private static func checkIdentifiers(of schema: Schema) throws {
+        for entity in schema.entities {
+            if entity.name.utf8.count > maximumIdentifierBytes { throw PostgresStoreError.identifierTooLong(entity.name) }
+            let properties = entity.attributes.map(\.name) + entity.relationships.map(\.name)
+            for name in properties.sorted() where name.utf8.count > maximumIdentifierBytes {
+                throw PostgresStoreError.identifierTooLong("\(entity.name).\(name)")
+            }
+        }
     }
 
     // MARK: Statements
@@ -150,11 +166,11 @@ public final class PostgresStore: DataStore {
             // index in order rather than sorting the table.
             for (i, slots) in entity.uniqueness.enumerated() {
                 let columns = slots.map { quoted(entity.attributes[$0].name) + " NULLS FIRST" }.joined(separator: ", ")
-                try execute("CREATE UNIQUE INDEX IF NOT EXISTS \(quoted("\(entity.name)_unique_\(i)")) ON \(table) (\(columns))")
+                try execute("CREATE UNIQUE INDEX IF NOT EXISTS \(quoted(fittingIdentifier("\(entity.name)_unique_\(i)"))) ON \(table) (\(columns))")
             }
             for (i, slots) in entity.orderedIndexSlots.enumerated() where !entity.uniqueness.contains(slots) {
                 let columns = slots.map { quoted(entity.attributes[$0].name) + " NULLS FIRST" }.joined(separator: ", ")
-                try execute("CREATE INDEX IF NOT EXISTS \(quoted("\(entity.name)_index_\(i)")) ON \(table) (\(columns))")
+                try execute("CREATE INDEX IF NOT EXISTS \(quoted(fittingIdentifier("\(entity.name)_index_\(i)"))) ON \(table) (\(columns))")
             }
         }
     }

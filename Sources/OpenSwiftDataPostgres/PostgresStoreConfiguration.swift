@@ -78,8 +78,12 @@ public enum PostgresStoreError: Error, Hashable, Sendable, CustomStringConvertib
     /// Another writer saved this model since the context read it: the save changed
     /// nothing; roll back, fetch again and repeat the change.
     case conflict(PersistentIdentifier)
-    /// A value PostgreSQL's columns cannot take as stored here (`Decimal.nan`).
+    /// A value PostgreSQL's columns cannot take as stored here (`Decimal.nan`, a
+    /// string holding a NUL character).
     case unsupportedValue(String)
+    /// An entity, attribute or relationship name longer than the 63 bytes PostgreSQL
+    /// keeps of an identifier (it would cut it silently, making two names one).
+    case identifierTooLong(String)
 
     public var description: String {
         switch self {
@@ -89,6 +93,7 @@ public enum PostgresStoreError: Error, Hashable, Sendable, CustomStringConvertib
         case let .server(message): "the server refused: \(message)"
         case let .conflict(id): "\(id) was saved by another writer since it was read"
         case let .unsupportedValue(value): "PostgreSQL cannot store \(value) here"
+        case let .identifierTooLong(name): "\(name) is longer than the 63 bytes PostgreSQL keeps of a name: shorten it (or use originalName to rename it)"
         }
     }
 }

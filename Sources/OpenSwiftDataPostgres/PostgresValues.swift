@@ -63,11 +63,17 @@ enum PostgresValues {
             guard let decimal = Decimal(string: String(v)) else { throw PostgresStoreError.unsupportedValue("\(v)") }
             try binds.append(decimal)
         case let .double(v): binds.append(v)
-        case let .string(v): binds.append(v.precomposedStringWithCanonicalMapping)
+        case let .string(v):
+            // PostgreSQL's text holds no NUL character: refused here, typed, rather
+            // than by the server mid-save.
+            guard !v.utf8.contains(0) else { throw PostgresStoreError.unsupportedValue("a string holding a NUL character") }
+            binds.append(v.precomposedStringWithCanonicalMapping)
         case let .date(v): binds.append(v.timeIntervalSinceReferenceDate)
         case let .data(v): binds.append(ByteBuffer(bytes: v))
         case let .uuid(v): binds.append(v)
-        case let .url(v): binds.append(v.absoluteString)
+        case let .url(v):
+            guard !v.absoluteString.utf8.contains(0) else { throw PostgresStoreError.unsupportedValue("a URL holding a NUL character") }
+            binds.append(v.absoluteString)
         case let .decimal(v):
             guard !v.isNaN else { throw PostgresStoreError.unsupportedValue("Decimal.nan") }
             try binds.append(v)
@@ -125,6 +131,23 @@ enum PostgresValues {
             return try value(json: text)
         }
     }
+}
+
+/// The longest identifier PostgreSQL keeps (longer ones it cuts, silently).
+let maximumIdentifierBytes = 63
+
+/// A generated identifier (an index's name) that fits: `name` itself, or a prefix
+/// and a stable hash of the whole, so two long names never become one.
+func fittingIdentifier(_ name: String) -> String {
+    let bytes = Array(name.utf8)
+    guard bytes.count > maximumIdentifierBytes else { return name }
+    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+    for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+    var prefix = bytes.prefix(maximumIdentifierBytes - 17)
+    while let last = prefix.last, last & 0xC0 == 0x80 { prefix.removeLast() }
+    if let last = prefix.last, last & 0xC0 == 0xC0 { prefix.removeLast() }
+    let hex = String(hash, radix: 16)
+    return String(decoding: prefix, as: UTF8.self) + "_" + String(repeating: "0", count: 16 - hex.count) + hex
 }
 
 /// `name` as a quoted SQL identifier.
