@@ -23,11 +23,11 @@ import Testing
         return fixed + extra + [UInt64.random(in: 1...UInt64.max)]
     }()
 
-    @Test(arguments: [GraphRun.Store.document, .inMemory])
+    @Test(arguments: [GraphRun.Store.document, .inMemory, .customStore])
     func randomOperationsKeepTheGraph(_ store: GraphRun.Store) async throws {
         var total = 0
         for seed in Self.seeds {
-            var generator = GraphOperationGenerator(seed: seed, persists: store == .document)
+            var generator = GraphOperationGenerator(seed: seed, persists: store != .inMemory)
             let operations = (0..<Self.budget.operations).map { _ in generator.next() }
             // Half the seeds hold the models they find, as an app does; half fetch anew.
             let holds = seed % 2 == 0
