@@ -21,8 +21,11 @@ extension Tool {
                 try target.check()
                 let (document, newDocument, force) = (target.document, target.newDocument, target.force)
                 let contents = try DocumentReader.read(path: document, salvaging: true)
+                // With saves lost, the copy is another store: identifiers an app kept
+                // from the damaged one must not resolve into it (a row a lost save made
+                // is not there).
                 try Document.write(
-                    contents.version, to: newDocument, identifier: contents.storeIdentifier,
+                    contents.version, to: newDocument, identifier: contents.lost.isEmpty ? contents.storeIdentifier : nil,
                     schemaVersion: contents.schemaVersion, replacing: force)
                 let output = OutputSink.standardOutput()
                 for lost in contents.lost { try output.line("lost: \(lost)") }

@@ -51,6 +51,9 @@ import Testing
         #expect(names.isSuperset(of: ["extra-1", "extra-2", "extra-5", "extra-6"]))
         #expect(names.isDisjoint(with: ["extra-3", "extra-4"]))
         #expect(try OSD.run(["verify", rescued]).status == 0)
+        // With saves lost, the copy is another store: old identifiers do not resolve in it.
+        let original = try DocumentReader.read(path: path, salvaging: true).storeIdentifier
+        #expect(try DocumentReader.read(path: rescued).storeIdentifier != original)
         // The damaged document is left as it was.
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == bytes)
     }
@@ -64,6 +67,7 @@ import Testing
         #expect(result.status == 0, "\(result.error)")
         #expect(result.output.contains("nothing lost"))
         #expect(try destinations(rescued) == destinations(path))
+        #expect(try DocumentReader.read(path: rescued).storeIdentifier == DocumentReader.read(path: path).storeIdentifier)
         #expect(try OSD.run(["salvage", path, rescued]).status == 1)
     }
 }

@@ -48,8 +48,8 @@ public struct SwiftDataError: Error, Hashable, Sendable, CustomStringConvertible
     public static let readOnlyConfiguration = SwiftDataError(.readOnlyConfiguration)
     /// OpenSwiftData: a model type or identifier the container's schema does not have.
     public static let unknownModelType = SwiftDataError(.unknownModelType)
-    /// OpenSwiftData: the save would cross a limit of the store (row identifiers of
-    /// an entity used up, a frame over 2 GiB); nothing was saved.
+    /// OpenSwiftData: the save would cross a limit of the store (the row identifiers
+    /// of an entity used up); nothing was saved.
     public static let limitExceeded = SwiftDataError(.limitExceeded)
 
     public static func == (lhs: SwiftDataError, rhs: SwiftDataError) -> Bool { lhs.code == rhs.code }

@@ -81,7 +81,8 @@ public final class ModelDocument {
         try FileManager.default.createDirectory(at: newURL.deletingLastPathComponent(), withIntermediateDirectories: true)
         // The copy keeps the store identifier: the working copy's models go on.
         try Document.write(version, to: newURL.path, identifier: file?.storeIdentifier, schemaVersion: file?.schemaVersion)
-        let (document, _) = try Document.open(path: newURL.path, schema: schema.storeSchema)
+        // (With the hints the first open had: the entities it carries open again.)
+        let (document, _) = try Document.open(path: newURL.path, schema: schema.storeSchema, migrating: schema.migrationHints)
         file?.close()
         file = document
         url = newURL
@@ -92,7 +93,7 @@ public final class ModelDocument {
     /// The main context is replaced: models fetched before belong to the old one.
     public func revertToSaved() throws {
         guard let file else { throw DocumentError.closed(path: url.path) }
-        let contents = try DocumentReader.read(path: file.path, expected: schema.storeSchema)
+        let contents = try DocumentReader.read(path: file.path, expected: schema.storeSchema, migrating: schema.migrationHints)
         (container, mainContext) = try Self.workingCopy(schema: schema, version: contents.version, of: file)
         savedGeneration = contents.version.generation
     }

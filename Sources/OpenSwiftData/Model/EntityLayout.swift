@@ -165,8 +165,9 @@ final class EntityLayout: @unchecked Sendable {
     /// Whether models of this type hold state outside their backing data (stored
     /// `@Transient` properties): 0 until first asked, then 1 (no) or 2 (yes).
     private let transientState = Atomic<UInt8>(0)
-    /// The `let` properties (`@Model` leaves them stored in the instance): the slots
-    /// an insert copies from the model into its row (`fillConstants(of:)`).
+    /// The `let` attributes (`@Model` leaves them stored in the instance): the slots
+    /// an insert copies from the model into its row (`fillConstants(of:)`). A `let`
+    /// relationship is refused when the layout is made.
     private(set) var constants: [Slot] = []
     /// Whether a save must count this entity's relationships: a non-optional to-one,
     /// or a to-many with a minimum or maximum model count.
@@ -250,7 +251,6 @@ final class EntityLayout: @unchecked Sendable {
             return attributes[i].defaultValue ?? .null
         } + relationships.map { $0.isToMany ? .references([]) : .null }
         constants = attributes.indices.filter { attributes[$0].isConstant }.map { .attribute($0) }
-            + relationships.indices.filter { !Self.isWritable(relationships[$0].keyPath) }.map { .relationship($0) }
         emptyRelated = relationships.map { $0.isToMany ? [] : nil }
         unresolvedRelated = relationships.map { _ in nil }
         func makeMaker<M: PersistentModel>(_ type: M.Type, layout: EntityLayout) -> ModelMaking { ModelMaker<M>(layout: layout) }
@@ -444,6 +444,11 @@ final class EntityLayout: @unchecked Sendable {
                 else if let array = bare as? any _ModelArray.Type { (array._elementType, true) }
                 else { nil }
             if let (destinationType, isToMany) = destination {
+                // A `let` relationship would be resolved in `init(backingData:)`, before
+                // the model is registered: a cycle of them would make models forever.
+                precondition(
+                    isWritable(property.keypath),
+                    "\(type).\(property.name): a relationship must be declared with 'var' (a 'let' relationship is not supported)")
                 let declared = property.metadata as? Schema.Relationship
                 relationships.append(RelationshipSlot(
                     name: property.name,
@@ -504,9 +509,8 @@ final class EntityLayout: @unchecked Sendable {
             case let .attribute(i):
                 guard let value = model[keyPath: attributes[i].keyPath] else { continue }
                 backing.setConstant(i, to: attributes[i].encode(value))
-            case let .relationship(j):
-                guard let value = model[keyPath: relationships[j].keyPath] else { continue }
-                RelationshipGraph.set(j, of: model, to: models(in: value))
+            case .relationship:
+                continue
             }
         }
     }

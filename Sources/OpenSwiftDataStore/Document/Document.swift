@@ -324,12 +324,16 @@ public final class Document: @unchecked Sendable {
             version, identifier: identifier ?? UUID(), schemaVersion: schemaVersion, to: temporary, blobs: blobs
         ) { referenced.insert($0) }
         defer { file.close() }
+        // Whether the new file has taken the name: from then on its blobs are its own.
+        var placed = false
         do throws(DocumentError) {
             // Locked before it takes the name, so no writer can open it unlocked.
             try file.lockExclusively()
             if existing != nil {
                 try DocumentFile.rename(temporary, to: path)
+                placed = true
             } else if link(temporary, path) == 0 {
+                placed = true
                 DocumentFile.remove(temporary)
             } else {
                 let code = errno
@@ -342,12 +346,14 @@ public final class Document: @unchecked Sendable {
                 }
                 guard DocumentFile.identity(of: path) == nil else { throw .io(operation: "create", path: path, errno: EEXIST) }
                 try DocumentFile.rename(temporary, to: path)
+                placed = true
             }
             try DocumentFile.syncDirectory(directory(of: path))
         } catch {
             DocumentFile.remove(temporary)
-            // Nothing was modified: the blob files this write made go too.
-            blobs.remove(created)
+            // Before the new file took the name nothing was modified, and the blob
+            // files this write made go too; after, they are the new document's.
+            if !placed { blobs.remove(created) }
             throw error
         }
         blobs.collect(keeping: referenced)

@@ -229,13 +229,16 @@ enum Frame {
     /// fails closed: a failed frame is damage when, from some later position, frames
     /// whose headers hold lead one to the next (each header's length says where the
     /// next starts) up to the end of the file, or to a last frame the file cuts short.
-    /// Later saves behind a damaged frame always form such a chain, however many
-    /// frames are damaged, since only their payloads are checked here. A torn frame's
-    /// own payload (user data, which may hold anything) would have to hold such a
-    /// chain too, ending exactly where the file ends, to pass for damage; a mere
-    /// lookalike frame in it does not. (A frame whose header holds is torn only when
-    /// it ends the file: `scan`.) A file that makes the search take more than a few
-    /// steps per header-sized stretch of it is called damaged.
+    /// Later saves behind a damaged frame form such a chain however many of their
+    /// payloads are damaged (only headers are read), unless the last frame's header
+    /// is lost too: that takes a second fault, power loss on top of damage, and then
+    /// reads as a tear. A torn frame's own payload (user data, which may hold
+    /// anything) passes for damage only when it holds such a chain: lookalike frames
+    /// leading to the end of the file, or one lookalike header whose length runs past
+    /// it; failing closed, that is an error to salvage from, never a loss. (A frame
+    /// whose header holds is torn only when it ends the file: `scan`.) A file that
+    /// makes the search take more than a few steps per header-sized stretch of it is
+    /// called damaged.
     /// - Complexity: O(bytes after `offset`), which only damaged or torn files pay.
     static func followed(in file: [UInt8], at offset: Int) -> Bool {
         var steps = 0
@@ -285,16 +288,17 @@ enum Frame {
 
     enum Scan {
         case frame(Scanned)
-        /// The file ends inside this frame, or its checksum fails and nothing follows it.
+        /// The file ends inside this frame, or its checksum fails and it can be the last append.
         case torn(offset: Int, reason: String)
         case end
     }
 
     /// Reads the frame at `offset` of `file`.
     ///
-    /// A frame is torn when the file ends inside it, or when its header or payload
-    /// checksum fails and no whole frame follows it (see `followed`): an append a
-    /// crash cut short. A mismatch with a whole frame after it is damage.
+    /// A frame is torn when the file ends inside it; when its payload checksum fails
+    /// and it ends the file; or when its header checksum fails and no chain of frames
+    /// follows it (see `followed`): an append a crash cut short. Any other mismatch
+    /// is damage.
     ///
     /// - Parameters:
     ///   - budget: payload bytes the reader may still decompress; the frame's raw

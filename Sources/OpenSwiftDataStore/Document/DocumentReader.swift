@@ -439,6 +439,22 @@ public struct DocumentReader {
             journalFrames += 1
         }
 
+        if salvaging, !lost.isEmpty {
+            // A lost save may have inserted rows that later saves refer to: new
+            // identifiers start above every one referred to, so none is handed out
+            // again to a row those references would then name.
+            var highest = [Int64](repeating: 0, count: schema.entities.count)
+            for (e, entity) in schema.entities.enumerated() {
+                for (j, relationship) in entity.relationships.enumerated() {
+                    guard let d = schema.entityIndex(named: relationship.destination) else { continue }
+                    tables[e].forEach(slot: entity.slot(ofRelationship: j)) { _, value in
+                        for id in value.referencedRows { highest[d] = max(highest[d], id.rawValue) }
+                    }
+                }
+            }
+            for e in tables.indices where highest[e] > 0 { tables[e].reserveIdentifiers(below: highest[e] + 1) }
+        }
+
         // A deletion lists only transactions present, each once.
         if prunedListed > 0 || prunedHorizon > 0 {
             guard history.remove(generations: pruned).count == prunedListed || salvaging, pruned.count == prunedListed || salvaging else {

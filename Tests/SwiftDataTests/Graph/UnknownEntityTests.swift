@@ -41,4 +41,29 @@ import Testing
         #expect(trips.first?.bucketList.map(\.title) == ["Tram 28"])
         #expect(try context.fetchCount(FetchDescriptor<GKeyed>()) == 7)
     }
+
+    /// A document mode over fewer models: `save(as:)` and `revertToSaved()` open the
+    /// file again, and carry the other entities as the first open did.
+    @Test func documentModeCarriesThemThroughSaveAsAndRevert() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let url = folder.file("shared.store"), copy = folder.file("copy.store")
+        do {
+            let context = ModelContext(try ModelContainer(for: Trip.self, GKeyed.self, configurations: ModelConfiguration(url: url)))
+            context.insert(Trip(name: "Oslo", destination: "Norway"))
+            context.insert(GKeyed(key: 1, payload: "p1"))
+            try context.save()
+        }
+        do {
+            let document = try ModelDocument(for: GKeyed.self, contentsOf: url)
+            document.mainContext.insert(GKeyed(key: 2, payload: "p2"))
+            try document.save(as: copy)
+            try document.revertToSaved()
+            #expect(try document.mainContext.fetchCount(FetchDescriptor<GKeyed>()) == 2)
+            document.close()
+        }
+        let context = ModelContext(try ModelContainer(for: Trip.self, GKeyed.self, configurations: ModelConfiguration(url: copy)))
+        #expect(try context.fetch(FetchDescriptor<Trip>()).map(\.name) == ["Oslo"])
+        #expect(try context.fetchCount(FetchDescriptor<GKeyed>()) == 2)
+    }
 }
