@@ -137,17 +137,9 @@ enum PostgresValues {
 let maximumIdentifierBytes = 63
 
 /// A generated identifier (an index's name) that fits: `name` itself, or a prefix
-/// and a stable hash of the whole, so two long names never become one.
+/// and a stable hash of the whole (`StableName`), so two long names never become one.
 func fittingIdentifier(_ name: String) -> String {
-    let bytes = Array(name.utf8)
-    guard bytes.count > maximumIdentifierBytes else { return name }
-    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-    for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-    var prefix = bytes.prefix(maximumIdentifierBytes - 17)
-    while let last = prefix.last, last & 0xC0 == 0x80 { prefix.removeLast() }
-    if let last = prefix.last, last & 0xC0 == 0xC0 { prefix.removeLast() }
-    let hex = String(hash, radix: 16)
-    return String(decoding: prefix, as: UTF8.self) + "_" + String(repeating: "0", count: 16 - hex.count) + hex
+    StableName.fitting(name, in: maximumIdentifierBytes, separator: "_")
 }
 
 /// `name` as a quoted SQL identifier.

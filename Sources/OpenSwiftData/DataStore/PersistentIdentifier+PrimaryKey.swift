@@ -1,3 +1,4 @@
+import OpenSwiftDataStore
 extension PersistentIdentifier {
     /// The permanent identifier a custom store gives a model it saved: its store,
     /// its entity and the store's own primary key for it.
@@ -23,11 +24,8 @@ extension PersistentIdentifier {
 
     /// An identifier whose primary key is `primaryKey`'s text (see `IdentifierScope`).
     init(storeIdentifier: String?, entityName: String, primaryKey: String) {
-        // FNV-1a over the text, kept non-negative: a negative key means temporary.
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in primaryKey.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-        }
+        // A stable hash of the text, kept non-negative: a negative key means temporary.
+        let hash = StableName.hash(primaryKey)
         self.init(
             scope: IdentifierScope(storeIdentifier: storeIdentifier, entityName: entityName, primaryKey: primaryKey),
             key: Int64(bitPattern: hash & UInt64(Int64.max)))

@@ -165,10 +165,10 @@ final class EntityLayout: @unchecked Sendable {
     /// Whether models of this type hold state outside their backing data (stored
     /// `@Transient` properties): 0 until first asked, then 1 (no) or 2 (yes).
     private let transientState = Atomic<UInt8>(0)
-    /// The `let` attributes (`@Model` leaves them stored in the instance): the slots
-    /// an insert copies from the model into its row (`fillConstants(of:)`). A `let`
+    /// The `let` attributes (`@Model` leaves them stored in the instance), which an
+    /// insert copies from the model into its row (`fillConstants(of:)`). A `let`
     /// relationship is refused when the layout is made.
-    private(set) var constants: [Slot] = []
+    private(set) var constants: [Int] = []
     /// Whether a save must count this entity's relationships: a non-optional to-one,
     /// or a to-many with a minimum or maximum model count.
     private(set) var hasRelationshipCountRules = false
@@ -250,7 +250,7 @@ final class EntityLayout: @unchecked Sendable {
             }
             return attributes[i].defaultValue ?? .null
         } + relationships.map { $0.isToMany ? .references([]) : .null }
-        constants = attributes.indices.filter { attributes[$0].isConstant }.map { .attribute($0) }
+        constants = attributes.indices.filter { attributes[$0].isConstant }
         emptyRelated = relationships.map { $0.isToMany ? [] : nil }
         unresolvedRelated = relationships.map { _ in nil }
         func makeMaker<M: PersistentModel>(_ type: M.Type, layout: EntityLayout) -> ModelMaking { ModelMaker<M>(layout: layout) }
@@ -504,14 +504,9 @@ final class EntityLayout: @unchecked Sendable {
     /// hierarchy reads as nothing and is skipped.
     func fillConstants(of model: any PersistentModel) {
         let backing = model.modelBacking
-        for slot in constants {
-            switch slot {
-            case let .attribute(i):
-                guard let value = model[keyPath: attributes[i].keyPath] else { continue }
-                backing.setConstant(i, to: attributes[i].encode(value))
-            case .relationship:
-                continue
-            }
+        for i in constants {
+            guard let value = model[keyPath: attributes[i].keyPath] else { continue }
+            backing.setConstant(i, to: attributes[i].encode(value))
         }
     }
 

@@ -460,17 +460,7 @@ public final class Document: @unchecked Sendable {
     /// the whole (so that a document whose name fits can always compact, save and keep
     /// a torn tail, and finds its own leftovers).
     static func sideName(of name: String) -> String {
-        let bytes = Array(name.utf8)
-        guard bytes.count + sideNameRoom > maximumNameBytes else { return name }
-        // FNV-1a, 64-bit: the same on every run and machine.
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        // A prefix that ends on a character boundary.
-        var prefix = bytes.prefix(maximumNameBytes - sideNameRoom - 17)
-        while let last = prefix.last, last & 0xC0 == 0x80 { prefix.removeLast() }
-        if let last = prefix.last, last & 0xC0 == 0xC0 { prefix.removeLast() }
-        let hex = String(hash, radix: 16)
-        return String(decoding: prefix, as: UTF8.self) + "~" + String(repeating: "0", count: 16 - hex.count) + hex
+        StableName.fitting(name, in: maximumNameBytes - sideNameRoom, separator: "~")
     }
 
     /// Removes temporary files a crash left beside the document: any compaction

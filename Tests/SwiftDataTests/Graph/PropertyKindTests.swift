@@ -128,4 +128,24 @@ final class LTodo {
         #expect(try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).count == before)
         #expect(todo.draft == "x")
     }
+
+    @Test func ephemeralValuesNeverReachACustomStore() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let file = folder.file("todos.json")
+        let container = try ModelContainer(
+            for: Schema([LTodo.self]), configurations: [JSONStoreConfiguration(name: "todos", fileURL: file)])
+        let context = ModelContext(container)
+        let todo = LTodo(createdAt: .now, title: "plain title")
+        todo.draft = "secret draft text"
+        context.insert(todo)
+        try context.save()
+        todo.draft = "another secret draft"
+        todo.title = "renamed title"
+        try context.save()
+        let json = try String(contentsOf: file, encoding: .utf8)
+        #expect(json.contains("renamed title"))
+        #expect(!json.contains("secret draft") && !json.contains("another secret"))
+        #expect(todo.draft == "another secret draft")
+    }
 }

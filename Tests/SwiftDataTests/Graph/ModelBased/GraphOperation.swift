@@ -92,30 +92,18 @@ enum GraphOperation: CustomStringConvertible {
     }
 }
 
-/// A small, fast, seedable generator (SplitMix64): a run is replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Makes random operation sequences over a small id space, so that operations
 /// often meet the same models.
 struct GraphOperationGenerator {
-    var random: SeededGenerator
+    /// (SplitMix64, `QueryEquivalenceTests`'): a run is replayed from its seed.
+    var random: QSplitMix64
     /// Whether the store survives a reopen and can compact (the document store).
     let persists: Bool
     private var nextUID = 1
     private var nextName = 1
 
     init(seed: UInt64, persists: Bool) {
-        random = SeededGenerator(seed: seed)
+        random = QSplitMix64(seed: seed)
         self.persists = persists
     }
 
