@@ -109,11 +109,17 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         // A custom store's container lists no ModelConfiguration.
         let ordered = configurations.isEmpty && external == nil ? [ModelConfiguration()] : configurations
         self.configurations = Set(ordered)
-        // In the order given (not the set's): the first file configuration holds the document.
-        let persistent = ordered.first(where: { !$0.isStoredInMemoryOnly })
-        self.allowsSave = persistent?.allowsSave ?? ordered.allSatisfy(\.allowsSave)
+        // In the order given (not the set's): the first configuration naming an
+        // entity keeps it (`Placement`).
         self.store = try store ?? Self.openStore(schema: givenSchema, migrationPlan: migrationPlan, configurations: ordered)
-        self.storeIdentifier = external?.identifier ?? (self.store.document?.storeIdentifier ?? identifier ?? UUID()).uuidString
+        let group = self.store.persistence as? DocumentGroup
+        // A group's read-only documents refuse their own entities' changes (`DocumentError.readOnly`).
+        self.allowsSave = group.map { $0.documents.contains { !$0.isReadOnly } }
+            ?? self.store.document.map { !$0.isReadOnly }
+            ?? ordered.allSatisfy(\.allowsSave)
+        let storeIdentifier = external?.identifier
+            ?? (self.store.document?.storeIdentifier ?? group?.documents.first?.storeIdentifier ?? identifier ?? UUID()).uuidString
+        self.storeIdentifier = storeIdentifier
         self.store.preserveOnDeletion(givenSchema.layouts.map { layout in
             layout.attributes.indices.filter { layout.attributes[$0].options.contains(.preserveValueOnDeletion) }
         })
@@ -134,45 +140,15 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         self.entityIndexesByName = byName
         self.memberIndex = Dictionary(
             givenSchema.memberLayouts.values.filter { $0.hierarchy != nil }.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        self.identifierScopes = givenSchema.layouts.map { [storeIdentifier] layout in
-            IdentifierScope(storeIdentifier: storeIdentifier, entityName: layout.name, isShared: true)
+        // In a group, each entity's identifiers name the document that keeps it.
+        self.identifierScopes = givenSchema.layouts.enumerated().map { e, layout in
+            IdentifierScope(
+                storeIdentifier: group?.document(ofEntity: e)?.storeIdentifier.uuidString ?? storeIdentifier,
+                entityName: layout.name, isShared: true)
         }
     }
 
     public static func == (lhs: ModelContainer, rhs: ModelContainer) -> Bool { lhs === rhs }
-
-    /// The store of the first configuration that is not in memory only: a
-    /// document holding every entity; otherwise a store in memory.
-    /// A document of an earlier schema is migrated by the plan's stages when there
-    /// is a plan (`MigrationPlanRun`), otherwise lightweight (`SchemaMigration`).
-    private static func openStore(
-        schema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)?, configurations: [ModelConfiguration]
-    ) throws -> Store {
-        guard let configuration = configurations.first(where: { !$0.isStoredInMemoryOnly }) else {
-            return Store(schema: schema.storeSchema)
-        }
-        let url = configuration.url
-        guard url.isFileURL else {
-            throw SwiftDataError(.loadIssueModelContainer, "\(url) is not a file URL")
-        }
-        let run = migrationPlan.map { MigrationPlanRun(plan: $0, schema: schema) }
-        try run?.validate()
-        do {
-            if configuration.allowsSave {
-                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            }
-            let (document, version) = try Document.open(
-                path: url.path, schema: schema.storeSchema, readOnly: !configuration.allowsSave, durability: configuration.durability,
-                migrating: schema.migrationHints, plan: run?.staged)
-            return Store(document: document, version: version)
-        } catch let error as DocumentError {
-            // A stage's own error, or the plan's SwiftDataError, rather than its carrier.
-            if let failure = run?.failure { throw failure }
-            throw SwiftDataError(.loadIssueModelContainer, error.description)
-        } catch {
-            throw SwiftDataError(.loadIssueModelContainer, "\(url.path): \(error.localizedDescription)")
-        }
-    }
 
     /// Removes every model from the store; a document is rewritten empty. History
     /// goes too (earlier tokens expire), and `ModelContext.didSave` is posted with

@@ -180,7 +180,8 @@ public class ModelContext: Equatable, SendableMetatype {
         }
         let layout = container.layout(at: entity)
         let version = container.store.current
-        if container.external == nil, persistentModelID.storeIdentifier == container.storeIdentifier, !persistentModelID.isTemporary,
+        if container.external == nil, persistentModelID.storeIdentifier == container.identifierScopes[entity].storeIdentifier,
+           !persistentModelID.isTemporary,
            let row = version.row(RowID(persistentModelID.id.key), of: entity) {
             return materialize(layout, entity: entity, id: RowID(persistentModelID.id.key), row: row, in: version)
         }

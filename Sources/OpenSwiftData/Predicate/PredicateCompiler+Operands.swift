@@ -77,7 +77,7 @@ extension PredicateCompiler {
         if let storable = value as? any _StorableValue { return storable._storedValue }
         if let model = value as? any PersistentModel {
             let id = model.persistentModelID
-            guard !id.isTemporary, id.storeIdentifier == container.storeIdentifier else {
+            guard !id.isTemporary, container.isStoredHere(id) else {
                 throw Unsupported(description: "a captured unsaved model")
             }
             return .reference(RowID(id.id.key))

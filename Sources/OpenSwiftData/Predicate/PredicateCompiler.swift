@@ -153,7 +153,7 @@ struct PredicateCompiler {
         let name = container.layout(at: entity).name
         func row(_ id: PersistentIdentifier) -> Value {
             if id.isTemporary { return .reference(RowID(id.id.key)) }
-            guard id.storeIdentifier == container.storeIdentifier, id.entityName == name else {
+            guard id.storeIdentifier == container.identifierScopes[entity].storeIdentifier, id.entityName == name else {
                 return .reference(RowID(0))
             }
             return .reference(RowID(id.id.key))

@@ -23,6 +23,11 @@ public struct CommitRecord: Sendable {
     /// History this commit deleted (`Store.deleteHistory`): the generations
     /// removed and the horizon after it.
     public var pruning: (horizon: UInt64, generations: [UInt64])?
+    /// (Format 4.1.) The generation of the frame before this one in the same file,
+    /// written only when it is not `generation - 1`: a document of a group
+    /// (`DocumentGroup`) journals only the saves that touched its entities, so its
+    /// generations skip, and this keeps a missing frame detectable.
+    public var previous: UInt64?
 
     /// The record of the commit that turned `old` into `new`, writing `written`
     /// and deleting `deleted`.
@@ -84,12 +89,13 @@ extension ByteWriter {
             signed(delete.id.rawValue)
         }
         // (Format 4.) The history section.
-        byte((record.transaction == nil ? 0 : 1) | (record.pruning == nil ? 0 : 2))
+        byte((record.transaction == nil ? 0 : 1) | (record.pruning == nil ? 0 : 2) | (record.previous == nil ? 0 : 4))
         if let transaction = record.transaction { changes(transaction.changes) }
         if let pruning = record.pruning {
             varint(pruning.horizon)
             generations(pruning.generations)
         }
+        if let previous = record.previous { varint(previous) }
     }
 }
 
@@ -134,9 +140,10 @@ extension ByteReader {
         }
         var transaction: StoredTransaction?
         var pruning: (horizon: UInt64, generations: [UInt64])?
+        var previous: UInt64?
         if history {
             let flags = try byte()
-            guard flags & ~3 == 0 else { throw fail("unknown history flags \(flags)") }
+            guard flags & ~7 == 0 else { throw fail("unknown history flags \(flags)") }
             if flags & 1 != 0 {
                 transaction = StoredTransaction(
                     generation: generation, timestamp: timestamp, author: author, changes: try changes(schema: schema))
@@ -149,9 +156,16 @@ extension ByteReader {
                 }
                 pruning = (horizon, removed)
             }
+            if flags & 4 != 0 {
+                let before = try varint()
+                guard before < generation else { throw fail("previous generation \(before) not before \(generation)") }
+                previous = before
+            }
         }
-        return CommitRecord(
+        var record = CommitRecord(
             generation: generation, timestamp: timestamp, author: author, nextRawIDs: nextRawIDs, puts: puts, deletes: deletes,
             transaction: transaction, pruning: pruning)
+        record.previous = previous
+        return record
     }
 }

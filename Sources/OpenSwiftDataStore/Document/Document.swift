@@ -50,6 +50,11 @@ public final class Document: @unchecked Sendable {
     /// The file length when a compaction last failed: saves retry only once the
     /// journal has grown by half again, not on every save.
     private var compactionFailedAt: Int?
+    /// Where the last append began and the generation before it (`retractAppend`).
+    private var lastAppend: (start: Int, generation: UInt64)?
+    /// Whether appends may skip generations: set for the documents of a group,
+    /// whose frames then name their predecessor (`CommitRecord.previous`).
+    public internal(set) var generationsMaySkip = false
 
     /// Notes a failed compaction (the journal stays as it was, still complete).
     public func compactionFailed() {
@@ -104,20 +109,36 @@ public final class Document: @unchecked Sendable {
     ///
     /// With a `plan`, the plan alone decides how the document's version becomes
     /// `schema`'s, and the document records the plan's target version.
+    ///
+    /// `generationsMaySkip` opens it as one of a group's documents
+    /// (`generationsMaySkip`): an older one is rewritten as format 4.1 first.
+    /// `keptElsewhere` names the entities other documents of the group keep, with
+    /// where: a file that stores one of them is refused, untouched.
     public static func open(
         path: String, schema: StoreSchema, readOnly: Bool = false, durability: Durability = .full,
-        migrating hints: MigrationHints? = nil, plan: StagedMigration? = nil
+        migrating hints: MigrationHints? = nil, plan: StagedMigration? = nil, generationsMaySkip: Bool = false,
+        keptElsewhere: [String: String] = [:]
     ) throws(DocumentError) -> (Document, StoreVersion) {
+        func refuseEntitiesKeptElsewhere(_ contents: DocumentReader.Contents) throws(DocumentError) {
+            for entity in contents.schema.entities where schema.entityIndex(named: entity.name) == nil {
+                guard let place = keptElsewhere[entity.name] else { continue }
+                throw .schemaMismatch(
+                    path: path, reason: "it stores entity \(entity.name), which this container keeps \(place)")
+            }
+        }
         if readOnly {
             let contents = try DocumentReader.read(path: path, expected: schema, migrating: hints, plan: plan)
-            return (Document(path: path, file: nil, readOnly: true, contents: contents, durability: durability), contents.version)
+            try refuseEntitiesKeptElsewhere(contents)
+            let document = Document(path: path, file: nil, readOnly: true, contents: contents, durability: durability)
+            document.generationsMaySkip = generationsMaySkip
+            return (document, contents.version)
         }
         for _ in 0..<8 {
             let file: DocumentFile
             do {
                 file = try DocumentFile.openLocked(path)
             } catch .notFound {
-                try create(path: path, schema: schema, schemaVersion: plan?.target)
+                try create(path: path, schema: schema, schemaVersion: plan?.target, formatMinor: generationsMaySkip ? 1 : 0)
                 continue
             }
             let bytes = try file.readAll()
@@ -126,13 +147,16 @@ public final class Document: @unchecked Sendable {
             guard !DocumentFormat.isNewer(major: contents.formatMajor, minor: contents.formatMinor) else {
                 throw .unsupportedFormat(path: path, major: contents.formatMajor, minor: contents.formatMinor)
             }
+            try refuseEntitiesKeptElsewhere(contents)
             if contents.validLength < bytes.count {
                 // Keep what is cut off beside the document, synced, before cutting it:
                 // a checksum failure in a whole last frame may be damage, not a torn write.
                 try keepTornTail(Array(bytes[contents.validLength...]), of: path, at: contents.validLength)
             }
             let document = Document(path: path, file: file, readOnly: false, contents: contents, durability: durability)
-            if contents.needsRewrite || contents.formatMajor < DocumentFormat.major {
+            document.generationsMaySkip = generationsMaySkip
+            if contents.needsRewrite || contents.formatMajor < DocumentFormat.major
+                || (generationsMaySkip && contents.formatMinor < DocumentFormat.minor) {
                 // Journal frames name entities and slots by position: put the file in the
                 // application's order, or its migrated schema, first (the fresh snapshot
                 // leaves any torn tail behind).
@@ -167,11 +191,13 @@ public final class Document: @unchecked Sendable {
     }
 
     /// Writes an empty document; fails quietly if another process created one first.
-    private static func create(path: String, schema: StoreSchema, schemaVersion: SchemaVersionStamp?) throws(DocumentError) {
+    private static func create(
+        path: String, schema: StoreSchema, schemaVersion: SchemaVersionStamp?, formatMinor: Int
+    ) throws(DocumentError) {
         let temporary = temporaryPath(for: path, purpose: "create")
         let (file, _, _) = try writeSnapshot(
             StoreVersion(schema: schema), identifier: UUID(), schemaVersion: schemaVersion, to: temporary,
-            blobs: BlobStore(documentPath: path))
+            blobs: BlobStore(documentPath: path), formatMinor: formatMinor)
         file.close()
         defer { DocumentFile.remove(temporary) }
         // link, unlike rename, never replaces a document that appeared meanwhile.
@@ -189,8 +215,14 @@ public final class Document: @unchecked Sendable {
     public func append(_ record: CommitRecord, schema: StoreSchema) throws(DocumentError) {
         try locked { () throws(DocumentError) in
             let file = try writableFile()
-            guard record.generation == generation + 1 else {
-                throw .io(operation: "appending generation \(record.generation) after \(generation)", path: path, errno: EINVAL)
+            var record = record
+            if record.generation != generation + 1 {
+                // A group's document journals only the saves that touch it: its frame
+                // names the one before instead (format 4.1).
+                guard generationsMaySkip, record.generation > generation else {
+                    throw .io(operation: "appending generation \(record.generation) after \(generation)", path: path, errno: EINVAL)
+                }
+                record.previous = generation
             }
             if directoryNeedsSync {
                 try DocumentFile.syncDirectory(Self.directory(of: path))
@@ -219,9 +251,31 @@ public final class Document: @unchecked Sendable {
                 }
                 throw error
             }
+            lastAppend = (start: length, generation: generation)
             length += frame.count
             generation = record.generation
             _journalFrames += 1
+        }
+    }
+
+    /// Cuts the last frame `append` wrote back off the file (and syncs), when it
+    /// published generation `generation`: how a group undoes its part of a save
+    /// another of its documents could not record. Blobs it wrote stay until the
+    /// next compaction collects them. Does nothing when the file has moved on.
+    func retractAppend(of generation: UInt64) throws(DocumentError) {
+        try locked { () throws(DocumentError) in
+            guard let last = lastAppend, self.generation == generation, let file else { return }
+            do throws(DocumentError) {
+                try file.truncate(to: last.start)
+                try file.sync()
+            } catch {
+                broken = error
+                throw error
+            }
+            length = last.start
+            self.generation = last.generation
+            _journalFrames -= 1
+            lastAppend = nil
         }
     }
 
@@ -256,7 +310,8 @@ public final class Document: @unchecked Sendable {
             blobs.collect(keeping: fileBlobs)
             var referenced = Set<String>()
             let (fresh, written, _) = try Self.writeSnapshot(
-                version, identifier: storeIdentifier, schemaVersion: schemaVersion, to: temporary, blobs: blobs
+                version, identifier: storeIdentifier, schemaVersion: schemaVersion, to: temporary, blobs: blobs,
+                formatMinor: generationsMaySkip ? 1 : 0
             ) { referenced.insert($0) }
             do throws(DocumentError) {
                 try fresh.lockExclusively()
@@ -274,6 +329,7 @@ public final class Document: @unchecked Sendable {
             _snapshotLength = written
             _journalFrames = 0
             compactionFailedAt = nil
+            lastAppend = nil
             generation = version.generation
             do throws(DocumentError) {
                 try DocumentFile.syncDirectory(Self.directory(of: path))
@@ -371,14 +427,16 @@ public final class Document: @unchecked Sendable {
     /// and returns it open.
     private static func writeSnapshot(
         _ version: StoreVersion, identifier: UUID, schemaVersion: SchemaVersionStamp?, to path: String, blobs: BlobStore,
-        referenced: (String) -> Void = { _ in }
+        formatMinor: Int = 0, referenced: (String) -> Void = { _ in }
     ) throws(DocumentError) -> (file: DocumentFile, length: Int, createdBlobs: [String]) {
         DocumentFile.remove(path)
         // The blob files this snapshot made (none that were there already).
         var created: [String] = []
         let file = try DocumentFile.open(path, writable: true, create: true)
         do throws(DocumentError) {
-            let bytes = try Snapshot.encode(version, identifier: identifier, schemaVersion: schemaVersion) { (data: Data) throws(DocumentError) in
+            let bytes = try Snapshot.encode(
+                version, identifier: identifier, schemaVersion: schemaVersion, formatMinor: formatMinor
+            ) { (data: Data) throws(DocumentError) in
                 let reference = BlobStore.reference(for: data)
                 referenced(reference.name)
                 if try blobs.store(data, as: reference) { created.append(reference.name) }

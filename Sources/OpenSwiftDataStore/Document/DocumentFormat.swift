@@ -17,10 +17,12 @@ public enum DocumentFormat {
     /// and reserved fields only). Readers try newer minors and report
     /// `unsupportedFormat` if they meet something unknown; writers refuse them.
     /// (Format 3.1 gave the header's reserved word the schema version stamp,
-    /// which format 4 keeps.)
-    public static let minor = 0
+    /// which format 4 keeps. Format 4.1 lets a commit frame name the generation of
+    /// the frame before it, history flag 4, which the documents of a group need:
+    /// their generations skip.)
+    public static let minor = 1
     /// The majors this build reads, each with the newest minor it knows.
-    static let knownMinors: [Int: Int] = [1: 0, 2: 0, 3: 1, 4: 0]
+    static let knownMinors: [Int: Int] = [1: 0, 2: 0, 3: 1, 4: 1]
 
     /// Whether commit frames of a `major` document end with a history section.
     static func keepsHistory(major: Int) -> Bool { major >= 4 }
@@ -99,7 +101,10 @@ public enum FrameKind: UInt8, Sendable, CustomStringConvertible {
 /// The fixed header at the start of a document.
 struct DocumentHeader: Equatable {
     var major = DocumentFormat.major
-    var minor = DocumentFormat.minor
+    /// 0 unless the document needs what a newer minor added: 4.1 for a group's
+    /// documents (`Document.generationsMaySkip`), so every other document stays
+    /// readable by 4.0 builds.
+    var minor = 0
     var flags: UInt32 = 0
     /// The store generation the snapshot holds; journal frames continue from it.
     var generation: UInt64

@@ -355,7 +355,8 @@ public struct DocumentReader {
         }
         let snapshotLength = offset
 
-        // Journal: one commit frame per save, generations consecutive.
+        // Journal: one commit frame per save, each naming the one before (generations
+        // consecutive, or a frame names its predecessor's: `CommitRecord.previous`).
         var generation = header.generation
         /// Rows the journal wrote or deleted: their index entries are not the snapshot's.
         var touched = schema.entities.map { _ in Set<RowID>() }
@@ -383,10 +384,20 @@ public struct DocumentReader {
                     if let transaction = record.transaction { try charge(transaction, &r) }
                     return record
                 }
-                if salvaging, record.generation > generation + 1 {
+                // The frame before this one in the file: the generation before, unless
+                // the frame names another (a document of a group skips generations).
+                guard record.generation > generation, record.generation - generation <= 1 << 40 else {
+                    throw .damaged(
+                        path: path, offset: start,
+                        reason: "journal frame for generation \(record.generation) follows generation \(generation)")
+                }
+                let previous = record.previous ?? record.generation - 1
+                if salvaging, previous > generation {
                     // Saves between the last whole frame and this one are gone: the
                     // frames skipped since are theirs (one each when the counts agree).
-                    let missing = (generation + 1)...(record.generation - 1)
+                    // (In a group's document the range is an upper bound: its
+                    // generations skip.)
+                    let missing = (generation + 1)...previous
                     let skipped = lost.indices.reversed().prefix { lost[$0].generations == nil && lost[$0].length > 0 }.reversed()
                     if skipped.count == missing.count {
                         for (k, i) in skipped.enumerated() {
@@ -398,7 +409,7 @@ public struct DocumentReader {
                     } else {
                         lost.append(LostSave(offset: start, length: 0, generations: missing, reason: "no frame holds these saves"))
                     }
-                } else if record.generation != generation + 1 {
+                } else if previous != generation {
                     throw .damaged(
                         path: path, offset: start,
                         reason: "journal frame for generation \(record.generation) follows generation \(generation)")

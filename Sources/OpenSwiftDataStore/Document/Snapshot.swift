@@ -12,7 +12,7 @@ enum Snapshot {
     /// see, which the compaction benchmark compresses alone for its limit.
     static func encode(
         _ version: StoreVersion, identifier: UUID, schemaVersion: SchemaVersionStamp? = nil, compressed: Bool = true,
-        external: (Data) throws(DocumentError) -> BlobReference
+        formatMinor: Int = 0, external: (Data) throws(DocumentError) -> BlobReference
     ) throws(DocumentError) -> [UInt8] {
         let level: Int32? = compressed ? Zstd.snapshotLevel : nil
         let schema = version.schema
@@ -84,7 +84,8 @@ enum Snapshot {
         // of its models outlive the process.
         withUnsafeBytes(of: identifier.uuid) { end.raw($0) }
         pending.submit(.snapshotEnd, end.bytes)
-        return try pending.file(header: DocumentHeader(generation: version.generation, schemaVersion: schemaVersion))
+        return try pending.file(header: DocumentHeader(
+            minor: formatMinor, generation: version.generation, schemaVersion: schemaVersion))
     }
 }
 

@@ -8,9 +8,11 @@ import Foundation
 /// builds its new version aside and publishes it with one pointer swap.
 public final class Store: Sendable {
     public let schema: StoreSchema
-    /// The document every commit is journaled to before it is published; nil
-    /// for a store in memory only.
-    public let document: Document?
+    /// Where every commit is recorded before it is published: a document, or a
+    /// group of them; nil for a store in memory only.
+    public let persistence: (any StorePersistence)?
+    /// The store's document, when it has one (and not a group).
+    public var document: Document? { persistence as? Document }
     private let published: Locked<StoreVersion>
     /// Serializes commits; readers never take it.
     private let commitPath = NSLock()
@@ -22,7 +24,7 @@ public final class Store: Sendable {
 
     public init(schema: StoreSchema) {
         self.schema = schema
-        self.document = nil
+        self.persistence = nil
         self.published = Locked(StoreVersion(schema: schema))
     }
 
@@ -30,16 +32,16 @@ public final class Store: Sendable {
     /// caller that saves it on its own terms).
     public init(schema: StoreSchema, version: StoreVersion) {
         self.schema = schema
-        self.document = nil
+        self.persistence = nil
         var version = version
         version.history.ownTail()
         self.published = Locked(version)
     }
 
-    /// A store over an opened document, starting from the version read from it.
-    public init(document: Document, version: StoreVersion) {
+    /// A store over an opened document (or group), starting from the version read from it.
+    public init(document: any StorePersistence, version: StoreVersion) {
         self.schema = version.schema
-        self.document = document
+        self.persistence = document
         var version = version
         version.history.ownTail()
         self.published = Locked(version)
@@ -95,21 +97,15 @@ public final class Store: Sendable {
     /// Journals `record` (when there is a document), then publishes `version`.
     /// The caller holds the commit path.
     private func publish(_ version: StoreVersion, record: @autoclosure () -> CommitRecord) throws(StoreError) {
-        if let document {
+        if let persistence {
             do {
-                try document.append(record(), schema: schema)
+                try persistence.append(record(), schema: schema)
             } catch {
                 throw .document(error)
             }
             // The save is durable already; a failed compaction leaves the journal as
             // it was, and the document waits for more growth before trying again.
-            if document.wantsCompaction {
-                do {
-                    try document.compact(version)
-                } catch {
-                    document.compactionFailed()
-                }
-            }
+            persistence.compactIfWanted(version)
         }
         published.withLock { $0 = version }
         commitSignal.signal()
@@ -154,7 +150,7 @@ public final class Store: Sendable {
         let old = current
         let version = emptied(old)
         do {
-            try document?.compact(version)
+            try persistence?.compact(version)
         } catch {
             throw .document(error)
         }
@@ -172,7 +168,7 @@ public final class Store: Sendable {
         let old = current
         let version = emptied(old)
         do {
-            try document?.erase()
+            try persistence?.erase()
         } catch {
             throw .document(error)
         }
@@ -196,7 +192,7 @@ public final class Store: Sendable {
         commitPath.lock()
         defer { commitPath.unlock() }
         do {
-            try document?.compact(current)
+            try persistence?.compact(current)
         } catch {
             throw .document(error)
         }

@@ -1,0 +1,30 @@
+import Foundation
+
+/// Where a store's commits are recorded before they are published: one document
+/// (`Document`), or several that share its entities (`DocumentGroup`).
+///
+/// The store calls every method from its serial commit path.
+public protocol StorePersistence: AnyObject, Sendable {
+    /// Records `record`, a commit of a store of `schema`, durably as the
+    /// durability says. When it throws, nothing of the commit is recorded.
+    func append(_ record: CommitRecord, schema: StoreSchema) throws(DocumentError)
+    /// Rewrites what has grown enough since its last snapshot as a snapshot of
+    /// `version` (the version just published). A failure is noted, not thrown:
+    /// the saves are durable already, and the next try waits for more growth.
+    func compactIfWanted(_ version: StoreVersion)
+    /// Rewrites everything as a snapshot of `version` now.
+    func compact(_ version: StoreVersion) throws(DocumentError)
+    /// Deletes the files and their blobs; later appends throw `DocumentError.closed`.
+    func erase() throws(DocumentError)
+}
+
+extension Document: StorePersistence {
+    public func compactIfWanted(_ version: StoreVersion) {
+        guard wantsCompaction else { return }
+        do {
+            try compact(version)
+        } catch {
+            compactionFailed()
+        }
+    }
+}
