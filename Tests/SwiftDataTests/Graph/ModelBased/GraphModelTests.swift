@@ -23,7 +23,7 @@ import Testing
         return fixed + extra + [UInt64.random(in: 1...UInt64.max)]
     }()
 
-    @Test(arguments: [GraphRun.Store.document, .inMemory, .customStore])
+    @Test(arguments: [GraphRun.Store.document, .twoFiles, .inMemory, .customStore])
     func randomOperationsKeepTheGraph(_ store: GraphRun.Store) async throws {
         var total = 0
         for seed in Self.seeds {

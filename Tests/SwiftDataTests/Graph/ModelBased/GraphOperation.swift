@@ -4,13 +4,14 @@ import Foundation
 /// (by the real system and the reference alike) when one of them does not exist, so
 /// any subsequence of a run is a run: what shrinking needs.
 enum GraphOperation: CustomStringConvertible {
-    enum Entity: CaseIterable { case author, book, club, profile }
+    enum Entity: CaseIterable { case author, book, club, profile, note }
 
     case insertAuthor(Int)
     case insertBook(Int, author: Int?)
     case insertClub(Int)
     case insertProfile(Int, owner: Int?)
-    /// A new value for the name-like attribute of `uid` (name, title, bio).
+    case insertNote(Int)
+    /// A new value for the name-like attribute of `uid` (name, title, bio, text).
     case rename(Entity, Int, String)
     case setScore(author: Int, Double?)
     case setTags(author: Int, [String])
@@ -53,6 +54,10 @@ enum GraphOperation: CustomStringConvertible {
     case reopen
     /// Compacts the document (unsaved changes stay unsaved).
     case compact
+    /// Saves, closes the container, opens the graph's document with a container of
+    /// the smaller schema (no notes), renames the author there, saves and compacts,
+    /// then opens the whole container again: notes are kept, untouched (#39, point 3).
+    case reopenSmaller(author: Int, String)
 
     var description: String {
         switch self {
@@ -60,6 +65,7 @@ enum GraphOperation: CustomStringConvertible {
         case let .insertBook(uid, author): "insertBook(\(uid), author: \(author.map(String.init) ?? "nil"))"
         case let .insertClub(uid): "insertClub(\(uid))"
         case let .insertProfile(uid, owner): "insertProfile(\(uid), owner: \(owner.map(String.init) ?? "nil"))"
+        case let .insertNote(uid): "insertNote(\(uid))"
         case let .rename(entity, uid, name): "rename(.\(entity), \(uid), \"\(name)\")"
         case let .setScore(author, score): "setScore(author: \(author), \(score.map { "\($0)" } ?? "nil"))"
         case let .setTags(author, tags): "setTags(author: \(author), \(tags))"
@@ -88,6 +94,7 @@ enum GraphOperation: CustomStringConvertible {
         case let .actorJoin(author, club): "actorJoin(author: \(author), club: \(club))"
         case .reopen: "reopen"
         case .compact: "compact"
+        case let .reopenSmaller(author, name): "reopenSmaller(author: \(author), \"\(name)\")"
         }
     }
 }
@@ -165,7 +172,8 @@ struct GraphOperationGenerator {
         case 68..<69: return .upsertAuthor(uid(.author), name: name())
         case 69..<70: return .upsertBook(uid(.book), author: maybeUID(.author), title: name())
         case 70..<73: return .partialEdit(author: uid(.author), name: name())
-        case 73..<83: return .save
+        case 73..<81: return .save
+        case 81..<83: return .insertNote(fresh(.note))
         case 83..<85: return .rollback
         case 85..<88: return .undo
         case 88..<90:
@@ -174,7 +182,8 @@ struct GraphOperationGenerator {
             return .failedTransaction(inner)
         case 90..<93: return .otherContextRename(author: uid(.author), name())
         case 93..<95: return .actorJoin(author: uid(.author), club: uid(.club))
-        case 95..<98: return persists ? .reopen : .save
+        case 95..<97: return persists ? .reopen : .save
+        case 97..<98: return persists ? .reopenSmaller(author: uid(.author), name()) : .save
         default: return persists ? .compact : .save
         }
     }

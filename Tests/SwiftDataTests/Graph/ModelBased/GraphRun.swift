@@ -6,8 +6,9 @@ import SwiftData
 /// and compares the two whole graphs after every save, reopen and compaction.
 final class GraphRun {
     /// The built-in store with a document, in memory, and a custom `DataStore` (the
-    /// tests' `JSONStore`, written against the public protocol as Apple's sample is).
-    enum Store { case document, inMemory, customStore }
+    /// tests' `JSONStore`, written against the public protocol as Apple's sample is);
+    /// `twoFiles` keeps notes in a configuration and file of their own.
+    enum Store { case document, inMemory, customStore, twoFiles }
 
     struct Failure: Error, CustomStringConvertible {
         /// The index of the operation after which the graphs differed.
@@ -43,6 +44,10 @@ final class GraphRun {
     private static func open(_ store: Store, _ url: URL) throws -> ModelContainer {
         switch store {
         case .document: try ModelContainer(for: modelBasedSchema, configurations: ModelConfiguration(url: url))
+        case .twoFiles:
+            try ModelContainer(
+                for: modelBasedSchema, configurations: ModelConfiguration("graph", schema: modelBasedGraphSchema, url: url),
+                ModelConfiguration("notes", schema: Schema([MBNote.self]), url: url.deletingLastPathComponent().appendingPathComponent("notes.store")))
         case .inMemory: try ModelContainer(for: modelBasedSchema, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
         case .customStore:
             try ModelContainer(
@@ -74,7 +79,7 @@ final class GraphRun {
     /// What `osd verify` would find wrong with the saved relationship graph (both
     /// sides agree, no to-many lists a row twice), for the document store.
     private func documentGraphProblem() throws -> String? {
-        guard store == .document else { return nil }
+        guard store == .document || store == .twoFiles else { return nil }
         return try DocumentReader.read(path: url.path, blobs: .skip).version.relationshipProblems(limit: 1).first
     }
 
@@ -82,7 +87,7 @@ final class GraphRun {
 
     private func check(after operation: GraphOperation) throws -> String? {
         switch operation {
-        case .save, .upsertAuthor, .upsertBook, .otherContextRename, .actorJoin, .reopen, .compact:
+        case .save, .upsertAuthor, .upsertBook, .otherContextRename, .actorJoin, .reopen, .compact, .reopenSmaller:
             if let difference = try compareStored() { return "stored graph: \(difference)" }
             if case .compact = operation, let problem = try documentGraphProblem() { return "document: \(problem)" }
             // Right after a save the working context shows what is stored.
@@ -116,6 +121,7 @@ final class GraphRun {
         for profile in try context.fetch(FetchDescriptor<MBProfile>()) {
             graph.profiles[profile.uid] = .init(bio: profile.bio, photo: profile.photo, owner: profile.owner?.uid)
         }
+        for note in try context.fetch(FetchDescriptor<MBNote>()) { graph.notes[note.uid] = note.text }
         return graph
     }
 
@@ -151,6 +157,10 @@ final class GraphRun {
         try find(uid) { try context.fetch(FetchDescriptor<MBProfile>(predicate: #Predicate { $0.uid == uid })).first }
     }
 
+    private func note(_ uid: Int) throws -> MBNote? {
+        try find(uid) { try context.fetch(FetchDescriptor<MBNote>(predicate: #Predicate { $0.uid == uid })).first }
+    }
+
     // MARK: Applying
 
     private func save() throws {
@@ -166,7 +176,8 @@ final class GraphRun {
         // operations.
         context.processPendingChanges()
         switch operation {
-        case .undo, .save, .rollback, .failedTransaction, .upsertAuthor, .upsertBook, .otherContextRename, .actorJoin, .reopen, .compact:
+        case .undo, .save, .rollback, .failedTransaction, .upsertAuthor, .upsertBook, .otherContextRename, .actorJoin, .reopen, .compact,
+             .reopenSmaller:
             break
         default:
             beforeLast = pending == before ? nil : before
@@ -197,6 +208,9 @@ final class GraphRun {
                 profile.owner = owner
                 pending.setProfile(ofAuthor: ownerID, to: uid)
             }
+        case let .insertNote(uid):
+            context.insert(MBNote(uid: uid, text: "t\(uid)"))
+            pending.notes[uid] = "t\(uid)"
         case let .rename(entity, uid, name):
             switch entity {
             case .author:
@@ -215,6 +229,10 @@ final class GraphRun {
                 guard pending.profiles[uid] != nil, let model = try profile(uid) else { return }
                 model.bio = name
                 pending.profiles[uid]?.bio = name
+            case .note:
+                guard pending.notes[uid] != nil, let model = try note(uid) else { return }
+                model.text = name
+                pending.notes[uid] = name
             }
         case let .setScore(uid, score):
             guard pending.authors[uid] != nil, let model = try author(uid) else { return }
@@ -317,6 +335,10 @@ final class GraphRun {
                 guard pending.profiles[uid] != nil, let model = try profile(uid) else { return }
                 context.delete(model)
                 pending.deleteProfile(uid)
+            case .note:
+                guard pending.notes[uid] != nil, let model = try note(uid) else { return }
+                context.delete(model)
+                pending.notes[uid] = nil
             }
         case let .upsertAuthor(uid, name):
             try save()
@@ -407,16 +429,40 @@ final class GraphRun {
             guard store != .inMemory else { return }
             try save()
             // The document's container goes first (it holds the document's lock).
-            let placeholder = try Self.open(.inMemory, url)
-            context = ModelContext(placeholder)
-            container = placeholder
+            try close()
             container = try Self.open(store, url)
             context = ModelContext(container)
             context.undoManager = UndoManager()
-            held = [:]
         case .compact:
-            guard store == .document else { return }
+            guard store == .document || store == .twoFiles else { return }
             try container.compactDocument()
+        case let .reopenSmaller(uid, name):
+            guard store == .document || store == .twoFiles else { return }
+            try save()
+            try close()
+            do {
+                // The graph's document alone, by a container that knows no notes.
+                let smaller = try ModelContainer(for: modelBasedGraphSchema, configurations: ModelConfiguration(url: url))
+                let other = ModelContext(smaller)
+                if committed.authors[uid] != nil, let model = try author(uid, in: other) {
+                    model.name = name
+                    try other.save()
+                    pending.authors[uid]?.name = name
+                    committed = pending
+                }
+                try smaller.compactDocument()
+            }
+            container = try Self.open(store, url)
+            context = ModelContext(container)
+            context.undoManager = UndoManager()
         }
+    }
+
+    /// Releases the container (and its documents' locks), leaving a placeholder in memory.
+    private func close() throws {
+        let placeholder = try Self.open(.inMemory, url)
+        context = ModelContext(placeholder)
+        container = placeholder
+        held = [:]
     }
 }

@@ -67,7 +67,22 @@ final class MBProfile {
     }
 }
 
-let modelBasedSchema = Schema([MBAuthor.self, MBBook.self, MBClub.self, MBProfile.self])
+/// A model with no relationship: the store variant with two files keeps it in a
+/// file of its own, and a reopen with a smaller schema leaves it out.
+@Model
+final class MBNote {
+    @Attribute(.unique) var uid: Int
+    var text: String
+
+    init(uid: Int, text: String) {
+        self.uid = uid
+        self.text = text
+    }
+}
+
+/// The related models: what a container of the smaller schema knows.
+let modelBasedGraphSchema = Schema([MBAuthor.self, MBBook.self, MBClub.self, MBProfile.self])
+let modelBasedSchema = Schema([MBAuthor.self, MBBook.self, MBClub.self, MBProfile.self, MBNote.self])
 
 /// Edits from a model actor, as an app's background work saves them.
 @ModelActor

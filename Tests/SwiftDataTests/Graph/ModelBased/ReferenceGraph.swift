@@ -39,6 +39,8 @@ struct ReferenceGraph: Equatable, CustomStringConvertible {
     var books: [Int: Book] = [:]
     var clubs: [Int: Club] = [:]
     var profiles: [Int: Profile] = [:]
+    /// Notes by uid: their text (no relationships).
+    var notes: [Int: String] = [:]
 
     // MARK: Links, both sides at once
 
@@ -103,11 +105,11 @@ struct ReferenceGraph: Equatable, CustomStringConvertible {
             return nil
         }
         return diff("author", authors, other.authors) ?? diff("book", books, other.books)
-            ?? diff("club", clubs, other.clubs) ?? diff("profile", profiles, other.profiles)
+            ?? diff("club", clubs, other.clubs) ?? diff("profile", profiles, other.profiles) ?? diff("note", notes, other.notes)
     }
 
     var description: String {
-        "\(authors.count) authors, \(books.count) books, \(clubs.count) clubs, \(profiles.count) profiles"
+        "\(authors.count) authors, \(books.count) books, \(clubs.count) clubs, \(profiles.count) profiles, \(notes.count) notes"
     }
 }
 
