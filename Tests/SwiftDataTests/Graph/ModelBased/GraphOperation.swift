@@ -44,6 +44,8 @@ enum GraphOperation: CustomStringConvertible {
     case rollback
     /// Undoes the previous operation (run only right after one that changed the graph).
     case undo
+    /// Redoes what the undo right before it undid (run only then).
+    case redo
     /// Runs the operation in `transaction {}` and throws: all unsaved changes roll back.
     indirect case failedTransaction(GraphOperation)
     /// Saves, then renames in another context, which saves.
@@ -89,6 +91,7 @@ enum GraphOperation: CustomStringConvertible {
         case .save: "save"
         case .rollback: "rollback"
         case .undo: "undo"
+        case .redo: "redo"
         case let .failedTransaction(operation): "failedTransaction(\(operation))"
         case let .otherContextRename(author, name): "otherContextRename(author: \(author), \"\(name)\")"
         case let .actorJoin(author, club): "actorJoin(author: \(author), club: \(club))"
@@ -140,7 +143,17 @@ struct GraphOperationGenerator {
         return nextUID
     }
 
+    /// Whether the last operation made was an undo: half the time a redo follows.
+    private var undid = false
+
     mutating func next() -> GraphOperation {
+        let operation = make()
+        if case .undo = operation { undid = true } else { undid = false }
+        return operation
+    }
+
+    private mutating func make() -> GraphOperation {
+        if undid, Bool.random(using: &random) { return .redo }
         let roll = Int.random(in: 0..<100, using: &random)
         switch roll {
         case 0..<6: return .insertAuthor(fresh(.author))

@@ -28,6 +28,9 @@ final class GraphRun {
     /// `pending` before the previous operation, when that operation changed it (what
     /// an undo returns to); nil when an undo could reach further back.
     private var beforeLast: ReferenceGraph?
+    /// `pending` before the last operation when that was an undo that changed it
+    /// (what a redo returns to).
+    private var redoTarget: ReferenceGraph?
     private(set) var operationsRun = 0
 
     private let holdsModels: Bool
@@ -171,12 +174,14 @@ final class GraphRun {
 
     private func apply(_ operation: GraphOperation) async throws {
         let before = pending
+        // A redo is run only right after the undo it redoes.
+        if case .redo = operation {} else if case .undo = operation {} else { redoTarget = nil }
         try await perform(operation)
         // The context's undo groups end with each event; the test's events are its
         // operations.
         context.processPendingChanges()
         switch operation {
-        case .undo, .save, .rollback, .failedTransaction, .upsertAuthor, .upsertBook, .otherContextRename, .actorJoin, .reopen, .compact,
+        case .undo, .redo, .save, .rollback, .failedTransaction, .upsertAuthor, .upsertBook, .otherContextRename, .actorJoin, .reopen, .compact,
              .reopenSmaller:
             break
         default:
@@ -386,8 +391,16 @@ final class GraphRun {
         case .undo:
             guard let beforeLast else { return }
             context.undoManager?.undo()
+            redoTarget = pending
             pending = beforeLast
             self.beforeLast = nil
+        case .redo:
+            guard let redoTarget else { return }
+            context.undoManager?.redo()
+            // An undo now would take the redone change back again.
+            beforeLast = pending
+            pending = redoTarget
+            self.redoTarget = nil
         case let .failedTransaction(inner):
             struct Abandoned: Error {}
             do {
