@@ -108,13 +108,21 @@ let package = Package(
         ),
         .testTarget(
             name: "SwiftDataTests",
-            dependencies: ["SwiftData", "DocumentCrashProbe"]
+            dependencies: ["SwiftData", "DocumentCrashProbe", "GraphModelTesting"]
+        ),
+        // The model-based test's harness (a reference graph, operations, shrinking),
+        // run over every store: the embedded ones in SwiftDataTests, PostgresStore in
+        // StoreConformanceTests.
+        .target(
+            name: "GraphModelTesting",
+            dependencies: ["SwiftData", "OpenSwiftDataStore"],
+            path: "Tests/GraphModelTesting"
         ),
         // The core API's conformance suite, run over the embedded store and over
         // PostgresStore (against a server Scripts/postgres-test-server.sh starts).
         .testTarget(
             name: "StoreConformanceTests",
-            dependencies: ["SwiftData", "OpenSwiftDataPostgres"]
+            dependencies: ["SwiftData", "OpenSwiftDataPostgres", "GraphModelTesting"]
         ),
         .testTarget(
             name: "OpenSwiftDataToolTests",

@@ -47,19 +47,19 @@ public final class PostgresStore: DataStore {
 
     private let connection: PostgresConnection
     private let logger = Logger(label: "OpenSwiftData.PostgresStore")
-    private let compiler: StoreQueryCompiler
+    let compiler: StoreQueryCompiler
     /// History queries run through the compiler's container (`PostgresStore+History`).
     var historyQueries: StoreQueryCompiler { compiler }
-    private var entities: [EntityDescription] { compiler.schema.entities }
+    var entities: [EntityDescription] { compiler.schema.entities }
     /// The `_version` of each row an editing state (a context) read or wrote, which its
     /// updates and deletes expect to find.
-    private var versions: [UUID: [RowName: Int64]] = [:]
+    var versions: [UUID: [RowName: Int64]] = [:]
     /// Rows whose save conflicted, per editing state: their next read takes the
     /// version it sees (the context reads again to redo its change).
     private var stale: [UUID: Set<RowName>] = [:]
 
     /// A row of a table: ids are per table.
-    private struct RowName: Hashable {
+    struct RowName: Hashable {
         let table: String
         let id: Int64
     }
@@ -178,17 +178,17 @@ public final class PostgresStore: DataStore {
     // MARK: Rows and snapshots
 
     /// The columns a snapshot reads, in entity slot order, after `_id` and `_version`.
-    private func selectList(_ entity: EntityDescription) -> String {
+    func selectList(_ entity: EntityDescription) -> String {
         (["\"_id\"", "\"_version\""] + entity.attributes.map { quoted($0.name) } + entity.relationships.map { quoted($0.name) })
             .joined(separator: ", ")
     }
 
-    private func persistentIdentifier(_ entity: String, _ id: Int64) throws -> PersistentIdentifier {
+    func persistentIdentifier(_ entity: String, _ id: Int64) throws -> PersistentIdentifier {
         try PersistentIdentifier.identifier(for: identifier, entityName: entity, primaryKey: id)
     }
 
     /// The snapshot of a row selected with `selectList`, noting its version for `state`.
-    private func snapshot(_ row: PostgresRow, of entity: EntityDescription, state: EditingState?) throws -> DefaultSnapshot {
+    func snapshot(_ row: PostgresRow, of entity: EntityDescription, state: EditingState?) throws -> DefaultSnapshot {
         let cells = row.makeRandomAccess()
         let id = try cells[0].decode(Int64.self)
         if let state {
@@ -399,9 +399,18 @@ public final class PostgresStore: DataStore {
             versions[state]?[row] = nil
             if deleted > 0 { changes.append(.deleted(entity: index, id: RowID(id), preserved: preserved)) }
         }
+        // An upsert moved links of a stored row: the rows on the other side follow.
+        let repaired = try repairInverses(ofUpserted: upserted.map { ($0.1, $0.2) }, state: state, changes: &changes)
         try recordHistory(changes, author: request.editingState.author)
-        // Upserted rows merged values: the context's models take the stored ones.
+        // Upserted rows merged values: the context's models take the stored ones, and
+        // so do the rows whose inverses were repaired.
         var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
+        for (entity, id) in repaired {
+            var binds = PostgresBindings()
+            binds.append(id)
+            guard let row = try execute("SELECT \(selectList(entity)) FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).rows.first else { continue }
+            reregister[try persistentIdentifier(entity.name, id)] = try snapshot(row, of: entity, state: nil)
+        }
         for (temporary, entity, id) in upserted {
             var binds = PostgresBindings()
             binds.append(id)
@@ -411,7 +420,7 @@ public final class PostgresStore: DataStore {
         return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: remapped, snapshotsToReregister: reregister)
     }
 
-    private func entityIndex(_ entity: EntityDescription) throws -> Int {
+    func entityIndex(_ entity: EntityDescription) throws -> Int {
         guard let index = compiler.schema.entityIndex(named: entity.name) else { throw SwiftDataError.unknownModelType }
         return index
     }
@@ -480,7 +489,10 @@ public final class PostgresStore: DataStore {
             default: continue
             }
             if skipEmpty, ids.isEmpty { continue }
-            let keys = try ids.map { try rowKey(remapped[$0] ?? $0) }
+            // A to-many never lists a row twice: an upserted model and the one it
+            // replaced are one row (the engine dedupes the same way).
+            var seen = Set<Int64>()
+            let keys = try ids.map { try rowKey(remapped[$0] ?? $0) }.filter { seen.insert($0).inserted }
             try assign(relationship.name, relationship.isToMany ? .references(keys.map(RowID.init)) : keys.first.map { .reference(RowID($0)) } ?? .null)
         }
         guard !assignments.isEmpty else { return }

@@ -151,6 +151,36 @@ import Testing
         #expect(stored.first?.legs.map(\.title) == ["kept"])
     }
 
+    /// An upsert that gives the stored model other related models: the models on
+    /// the other side follow, both sides agreeing (#39, 1b).
+    @Test(arguments: StoreKind.available)
+    func anUpsertMovesItsLinksOnBothSides(_ kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let container = try location.container(Voyage.self, Leg.self, Traveller.self)
+        do {
+            let context = ModelContext(container)
+            let ann = Traveller(name: "Ann"), bo = Traveller(name: "Bo")
+            context.insert(ann)
+            context.insert(bo)
+            let first = Voyage(code: "X1", destination: "Lisbon", startDate: Self.start, price: 1, seats: 1)
+            context.insert(first)
+            first.travellers = [ann]
+            try context.save()
+            // A feed reloaded: the same key, now with Bo.
+            let again = Voyage(code: "X1", destination: "Porto", startDate: Self.start, price: 2, seats: 2)
+            context.insert(again)
+            again.travellers = [bo]
+            try context.save()
+        }
+        let fresh = ModelContext(container)
+        let travellers = try fresh.fetch(FetchDescriptor<Traveller>(sortBy: [SortDescriptor(\.name)]))
+        #expect(travellers.map { $0.voyages.map(\.code) } == [[], ["X1"]])
+        let voyage = try fresh.fetch(FetchDescriptor<Voyage>()).first
+        #expect(voyage?.travellers.map(\.name) == ["Bo"])
+        #expect(voyage?.destination == "Porto")
+    }
+
     @Test(arguments: StoreKind.available)
     func deleteRulesApply(_ kind: StoreKind) throws {
         let location = try kind.makeLocation()

@@ -1,4 +1,5 @@
 import Foundation
+import GraphModelTesting
 import SwiftData
 import Testing
 

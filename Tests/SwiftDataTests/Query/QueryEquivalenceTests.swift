@@ -1,4 +1,5 @@
 import Foundation
+import GraphModelTesting
 import SwiftData
 import Testing
 
@@ -32,25 +33,6 @@ import Testing
         let run = try QEquivalenceRun(seed: seed, pending: .related)
         try run.check(predicates: 150)
         run.report()
-    }
-}
-
-// MARK: - Random numbers
-
-/// SplitMix64: a tiny, fast, fully deterministic generator (never the system RNG).
-struct QSplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -5,11 +5,6 @@ import SwiftData
 /// Runs operations against a real container and the reference graph side by side,
 /// and compares the two whole graphs after every save, reopen and compaction.
 final class GraphRun {
-    /// The built-in store with a document, in memory, and a custom `DataStore` (the
-    /// tests' `JSONStore`, written against the public protocol as Apple's sample is);
-    /// `twoFiles` keeps notes in a configuration and file of their own.
-    enum Store { case document, inMemory, customStore, twoFiles }
-
     struct Failure: Error, CustomStringConvertible {
         /// The index of the operation after which the graphs differed.
         let step: Int
@@ -17,8 +12,8 @@ final class GraphRun {
         var description: String { "after step \(step): \(message)" }
     }
 
-    private let store: Store
-    private let url: URL
+    private let store: GraphStore
+    private let place: GraphStore.Place
     private var container: ModelContainer
     private var context: ModelContext
     /// What the store holds (as of the last save).
@@ -35,28 +30,13 @@ final class GraphRun {
 
     private let holdsModels: Bool
 
-    init(store: Store, folder: URL, holdsModels: Bool) throws {
+    init(store: GraphStore, folder: URL, holdsModels: Bool) throws {
         self.store = store
         self.holdsModels = holdsModels
-        url = folder.appendingPathComponent("graph.store")
-        container = try Self.open(store, url)
+        place = try store.makePlace(folder)
+        container = try place.open()
         context = ModelContext(container)
         context.undoManager = UndoManager()
-    }
-
-    private static func open(_ store: Store, _ url: URL) throws -> ModelContainer {
-        switch store {
-        case .document: try ModelContainer(for: modelBasedSchema, configurations: ModelConfiguration(url: url))
-        case .twoFiles:
-            try ModelContainer(
-                for: modelBasedSchema, configurations: ModelConfiguration("graph", schema: modelBasedGraphSchema, url: url),
-                ModelConfiguration("notes", schema: Schema([MBNote.self]), url: url.deletingLastPathComponent().appendingPathComponent("notes.store")))
-        case .inMemory: try ModelContainer(for: modelBasedSchema, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
-        case .customStore:
-            try ModelContainer(
-                for: modelBasedSchema,
-                configurations: [JSONStoreConfiguration(name: "graph", fileURL: url.deletingPathExtension().appendingPathExtension("json"))])
-        }
     }
 
     /// Runs `operations`, throwing the first difference (or error) as a `Failure`.
@@ -74,7 +54,11 @@ final class GraphRun {
                 throw Failure(step: step, message: "\(operation) threw \(error)")
             }
         }
-        try save()
+        do {
+            try save()
+        } catch {
+            throw Failure(step: operations.count, message: "final save threw \(error)")
+        }
         if let difference = try compareStored() { throw Failure(step: operations.count, message: "final save: \(difference)") }
         if let problem = try documentGraphProblem() { throw Failure(step: operations.count, message: "document: \(problem)") }
     }
@@ -82,8 +66,8 @@ final class GraphRun {
     /// What `osd verify` would find wrong with the saved relationship graph (both
     /// sides agree, no to-many lists a row twice), for the document store.
     private func documentGraphProblem() throws -> String? {
-        guard store == .document || store == .twoFiles else { return nil }
-        return try DocumentReader.read(path: url.path, blobs: .skip).version.relationshipProblems(limit: 1).first
+        guard let path = place.documentPath else { return nil }
+        return try DocumentReader.read(path: path, blobs: .skip).version.relationshipProblems(limit: 1).first
     }
 
     // MARK: Checking
@@ -348,7 +332,7 @@ final class GraphRun {
         case let .upsertAuthor(uid, name):
             try save()
             // (Unique constraints are a store's to keep: the JSON store keeps none.)
-            guard store != .customStore, committed.authors[uid] != nil else { return }
+            guard store.keepsUniqueConstraints, committed.authors[uid] != nil else { return }
             // A feed reloaded: the same key again. The inserted values replace the
             // stored ones; relationships it leaves empty keep the stored links.
             let replacement = MBAuthor(uid: uid, name: name)
@@ -361,7 +345,7 @@ final class GraphRun {
             try save()
         case let .upsertBook(uid, authorID, title):
             try save()
-            guard store != .customStore, committed.books[uid] != nil else { return }
+            guard store.keepsUniqueConstraints, committed.books[uid] != nil else { return }
             let replacement = MBBook(uid: uid, title: title)
             context.insert(replacement)
             if holdsModels { held[uid] = replacement }
@@ -425,6 +409,7 @@ final class GraphRun {
             beforeLast = nil
         case let .otherContextRename(uid, name):
             try save()
+            guard store.lastWriterWins else { return }
             let other = ModelContext(container)
             guard committed.authors[uid] != nil, let model = try author(uid, in: other) else { return }
             model.name = name
@@ -433,29 +418,30 @@ final class GraphRun {
             committed = pending
         case let .actorJoin(authorID, clubID):
             try save()
+            guard store.lastWriterWins else { return }
             guard committed.authors[authorID] != nil, committed.clubs[clubID] != nil else { return }
             let writer = MBWriter(modelContainer: container)
             guard try await writer.join(author: authorID, club: clubID) else { return }
             pending.link(author: authorID, club: clubID)
             committed = pending
         case .reopen:
-            guard store != .inMemory else { return }
+            guard store.persists else { return }
             try save()
             // The document's container goes first (it holds the document's lock).
             try close()
-            container = try Self.open(store, url)
+            container = try place.open()
             context = ModelContext(container)
             context.undoManager = UndoManager()
         case .compact:
-            guard store == .document || store == .twoFiles else { return }
+            guard store.compacts else { return }
             try container.compactDocument()
         case let .reopenSmaller(uid, name):
-            guard store == .document || store == .twoFiles else { return }
+            guard let openSmaller = place.openSmaller else { return }
             try save()
             try close()
             do {
                 // The graph's document alone, by a container that knows no notes.
-                let smaller = try ModelContainer(for: modelBasedGraphSchema, configurations: ModelConfiguration(url: url))
+                let smaller = try openSmaller()
                 let other = ModelContext(smaller)
                 if committed.authors[uid] != nil, let model = try author(uid, in: other) {
                     model.name = name
@@ -465,7 +451,7 @@ final class GraphRun {
                 }
                 try smaller.compactDocument()
             }
-            container = try Self.open(store, url)
+            container = try place.open()
             context = ModelContext(container)
             context.undoManager = UndoManager()
         }
@@ -473,7 +459,7 @@ final class GraphRun {
 
     /// Releases the container (and its documents' locks), leaving a placeholder in memory.
     private func close() throws {
-        let placeholder = try Self.open(.inMemory, url)
+        let placeholder = try ModelContainer(for: modelBasedSchema, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
         context = ModelContext(placeholder)
         container = placeholder
         held = [:]

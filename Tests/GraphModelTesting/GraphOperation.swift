@@ -105,7 +105,7 @@ enum GraphOperation: CustomStringConvertible {
 /// Makes random operation sequences over a small id space, so that operations
 /// often meet the same models.
 struct GraphOperationGenerator {
-    /// (SplitMix64, `QueryEquivalenceTests`'): a run is replayed from its seed.
+    /// (SplitMix64): a run is replayed from its seed.
     var random: QSplitMix64
     /// Whether the store survives a reopen and can compact (the document store).
     let persists: Bool

@@ -81,8 +81,8 @@ final class MBNote {
 }
 
 /// The related models: what a container of the smaller schema knows.
-let modelBasedGraphSchema = Schema([MBAuthor.self, MBBook.self, MBClub.self, MBProfile.self])
-let modelBasedSchema = Schema([MBAuthor.self, MBBook.self, MBClub.self, MBProfile.self, MBNote.self])
+public let modelBasedGraphSchema = Schema([MBAuthor.self, MBBook.self, MBClub.self, MBProfile.self])
+public let modelBasedSchema = Schema([MBAuthor.self, MBBook.self, MBClub.self, MBProfile.self, MBNote.self])
 
 /// Edits from a model actor, as an app's background work saves them.
 @ModelActor
