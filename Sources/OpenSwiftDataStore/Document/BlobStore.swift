@@ -53,7 +53,7 @@ public final class BlobStore: @unchecked Sendable {
            isVerified(reference.name) || (try? load(reference)) != nil {
             return false
         }
-        if mkdir(directory, 0o755) == 0 {
+        if DocumentFile.makeDirectory(directory) == 0 {
             // The new folder must survive power loss as much as the blobs in it.
             try DocumentFile.syncDirectory(URL(fileURLWithPath: directory).deletingLastPathComponent().path)
         } else if errno != EEXIST {

@@ -201,7 +201,7 @@ public final class Document: @unchecked Sendable {
         file.close()
         defer { DocumentFile.remove(temporary) }
         // link, unlike rename, never replaces a document that appeared meanwhile.
-        if link(temporary, path) != 0, errno != EEXIST {
+        if DocumentFile.link(temporary, path) != 0, errno != EEXIST {
             throw .io(operation: "link", path: path, errno: errno)
         }
         try DocumentFile.syncDirectory(directory(of: path))
@@ -228,33 +228,70 @@ public final class Document: @unchecked Sendable {
                 try DocumentFile.syncDirectory(Self.directory(of: path))
                 directoryNeedsSync = false
             }
-            var wroteBlobs = false
+            // Blobs this append created that no earlier frame names: a failed append
+            // removes them again, so a full disk stays no fuller than it was.
+            var created: [String] = []
             var writer = ByteWriter()
-            try writer.commit(record, schema: schema) { (data: Data) throws(DocumentError) in
-                let reference = BlobStore.reference(for: data)
-                if try blobs.store(data, as: reference) { wroteBlobs = true }
-                // (Counted before the frame is written: a blob that stays after a failed
-                // append is kept until the next compaction, never deleted under a frame.)
-                fileBlobs.insert(reference.name)
-                return reference
+            let frame: [UInt8]
+            do throws(DocumentError) {
+                try writer.commit(record, schema: schema) { (data: Data) throws(DocumentError) in
+                    let reference = BlobStore.reference(for: data)
+                    let new = !fileBlobs.contains(reference.name)
+                    // (Counted before the file is written: a blob of a failed append that
+                    // cannot be removed is kept until the next compaction, never deleted
+                    // under a frame.)
+                    fileBlobs.insert(reference.name)
+                    if try blobs.store(data, as: reference), new { created.append(reference.name) }
+                    return reference
+                }
+                if !created.isEmpty { try blobs.syncDirectory() }
+                frame = try Frame.encode(kind: .commit, payload: writer.bytes, level: Zstd.journalLevel)
+            } catch {
+                forget(created)
+                throw error
             }
-            if wroteBlobs { try blobs.syncDirectory() }
-            let frame = try Frame.encode(kind: .commit, payload: writer.bytes, level: Zstd.journalLevel)
             do throws(DocumentError) {
                 try file.write(frame, at: length)
-                if _durability == .full { try file.sync() }
             } catch {
-                do throws(DocumentError) {
-                    try file.truncate(to: length)
-                } catch {
-                    broken = error
-                }
+                cutBack(file, to: length, forgetting: created)
                 throw error
+            }
+            if _durability == .full {
+                do throws(DocumentError) {
+                    try file.sync()
+                } catch {
+                    // PostgreSQL's fsync lesson: after a failed fsync the kernel may have
+                    // dropped the pages it could not write and a later fsync may succeed
+                    // without them, so nothing written through this file is trusted to be
+                    // durable again. Saves stop until the document is opened anew (which
+                    // reads what the disk really holds).
+                    cutBack(file, to: length, forgetting: created)
+                    broken = error
+                    throw error
+                }
             }
             lastAppend = (start: length, generation: generation)
             length += frame.count
             generation = record.generation
             _journalFrames += 1
+        }
+    }
+
+    /// Removes the blobs a failed append created, which nothing names.
+    private func forget(_ created: [String]) {
+        guard !created.isEmpty else { return }
+        blobs.remove(created)
+        fileBlobs.subtract(created)
+    }
+
+    /// Cuts a frame that failed back off the file; when that fails too, the file may
+    /// hold part of it, so saves stop (`broken`) and its blobs stay.
+    private func cutBack(_ file: DocumentFile, to length: Int, forgetting created: [String]) {
+        do throws(DocumentError) {
+            try file.truncate(to: length)
+            forget(created)
+        } catch {
+            broken = error
         }
     }
 
@@ -309,7 +346,7 @@ public final class Document: @unchecked Sendable {
             // replaced.
             blobs.collect(keeping: fileBlobs)
             var referenced = Set<String>()
-            let (fresh, written, _) = try Self.writeSnapshot(
+            let (fresh, written, created) = try Self.writeSnapshot(
                 version, identifier: storeIdentifier, schemaVersion: schemaVersion, to: temporary, blobs: blobs,
                 formatMinor: generationsMaySkip ? 1 : 0
             ) { referenced.insert($0) }
@@ -319,6 +356,8 @@ public final class Document: @unchecked Sendable {
             } catch {
                 fresh.close()
                 DocumentFile.remove(temporary)
+                // The blobs only the new file would have named go with it.
+                blobs.remove(created)
                 throw error
             }
             // The path names the new file now: from here on, work with it, whatever fails.
@@ -335,10 +374,14 @@ public final class Document: @unchecked Sendable {
                 try DocumentFile.syncDirectory(Self.directory(of: path))
             } catch {
                 // The rename happened and the store goes on with the new file; the next
-                // append makes the name durable before it acknowledges anything.
+                // append makes the name durable before it acknowledges anything. Until
+                // then a crash may bring the old file back, so its blobs stay, and both
+                // files' blobs are the ones a later compaction keeps.
                 directoryNeedsSync = true
+                fileBlobs.formUnion(referenced)
                 return
             }
+            directoryNeedsSync = false
             fileBlobs = referenced
             blobs.collect(keeping: referenced)
         }
@@ -388,7 +431,7 @@ public final class Document: @unchecked Sendable {
             if existing != nil {
                 try DocumentFile.rename(temporary, to: path)
                 placed = true
-            } else if link(temporary, path) == 0 {
+            } else if DocumentFile.link(temporary, path) == 0 {
                 placed = true
                 DocumentFile.remove(temporary)
             } else {

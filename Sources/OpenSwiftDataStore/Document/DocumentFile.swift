@@ -25,6 +25,7 @@ final class DocumentFile {
     /// refused with `.notARegularFile` (opened non-blocking, so a FIFO without a
     /// writer cannot hang the open).
     static func open(_ path: String, writable: Bool, create: Bool = false) throws(DocumentError) -> DocumentFile {
+        if let code = _FileFaults.errorCode(.open, path: path) { throw .io(operation: "open", path: path, errno: code) }
         var flags = writable ? O_RDWR : O_RDONLY
         if create { flags |= O_CREAT | O_EXCL }
         flags |= O_CLOEXEC | O_NONBLOCK
@@ -123,6 +124,7 @@ final class DocumentFile {
 
     /// The whole file.
     func readAll() throws(DocumentError) -> [UInt8] {
+        if let code = _FileFaults.errorCode(.read, path: path) { throw .io(operation: "read", path: path, errno: code) }
         let n = try size
         var bytes = [UInt8](repeating: 0, count: n)
         var done = 0
@@ -142,6 +144,15 @@ final class DocumentFile {
     /// Writes all of `bytes` at `offset`.
     func write(_ bytes: [UInt8], at offset: Int) throws(DocumentError) {
         var done = 0
+        switch _FileFaults.check(.write, path: path) {
+        case let .error(code)?: throw .io(operation: "write", path: path, errno: code)
+        case .shortWrite?:
+            // Half the bytes land, then the disk is full.
+            let half = bytes.count / 2
+            _ = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress!, half, off_t(offset)) }
+            throw .io(operation: "write", path: path, errno: ENOSPC)
+        case nil: break
+        }
         while done < bytes.count {
             let wrote = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress! + done, bytes.count - done, off_t(offset + done)) }
             if wrote < 0 {
@@ -153,15 +164,20 @@ final class DocumentFile {
     }
 
     func truncate(to length: Int) throws(DocumentError) {
+        if let code = _FileFaults.errorCode(.truncate, path: path) { throw .io(operation: "ftruncate", path: path, errno: code) }
         guard ftruncate(descriptor, off_t(length)) == 0 else { throw .io(operation: "ftruncate", path: path, errno: errno) }
     }
 
     func sync() throws(DocumentError) {
+        if let code = _FileFaults.errorCode(.sync, path: path) { throw .io(operation: "fsync", path: path, errno: code) }
         guard fsync(descriptor) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }
     }
 
     /// Makes a rename or a new file in `directory` durable.
     static func syncDirectory(_ directory: String) throws(DocumentError) {
+        if let code = _FileFaults.errorCode(.syncDirectory, path: directory + "/") {
+            throw .io(operation: "fsync directory", path: directory, errno: code)
+        }
         let fd = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw .io(operation: "open directory", path: directory, errno: errno) }
         defer { _ = Glibc.close(fd) }
@@ -169,10 +185,29 @@ final class DocumentFile {
     }
 
     static func rename(_ from: String, to: String) throws(DocumentError) {
+        if let code = _FileFaults.errorCode(.rename, path: to) { throw .io(operation: "rename", path: to, errno: code) }
         guard Glibc.rename(from, to) == 0 else { throw .io(operation: "rename", path: to, errno: errno) }
     }
 
     static func remove(_ path: String) {
         _ = unlink(path)
+    }
+
+    /// `link(2)`: 0, or -1 with `errno` set (callers tell EEXIST from failure).
+    static func link(_ from: String, _ to: String) -> Int32 {
+        if let code = _FileFaults.errorCode(.link, path: to) {
+            errno = code
+            return -1
+        }
+        return Glibc.link(from, to)
+    }
+
+    /// `mkdir(2)`: 0, or -1 with `errno` set.
+    static func makeDirectory(_ path: String) -> Int32 {
+        if let code = _FileFaults.errorCode(.mkdir, path: path) {
+            errno = code
+            return -1
+        }
+        return mkdir(path, 0o755)
     }
 }
