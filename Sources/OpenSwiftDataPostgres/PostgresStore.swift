@@ -27,9 +27,9 @@ import PostgresNIO
 /// **History** is kept in table `osd_history` (`PostgresStore+History`):
 /// `ModelContext.fetchHistory` and `deleteHistory` work as over the built-in store.
 ///
-/// **Saves** run in one transaction. An insert whose unique key exists updates that
-/// row (`ON CONFLICT … DO UPDATE`, the first unique constraint; a clash on another
-/// throws `SwiftDataError.uniqueConstraintViolation`). An update or delete of a row
+/// **Saves** run in one transaction. An insert whose unique key (any of its unique
+/// constraints) a stored row holds updates that row, as the engine does; keys held
+/// by two stored rows throw `SwiftDataError.uniqueConstraintViolation`. An update or delete of a row
 /// that another writer saved after this context read it throws
 /// `PostgresStoreError.conflict` and changes nothing: no writer loses an update
 /// unknowingly.
@@ -325,22 +325,27 @@ public final class PostgresStore: DataStore {
             var binds = PostgresBindings()
             var columns: [String] = []
             var placeholders: [String] = []
-            for attribute in entity.attributes {
+            for (slot, attribute) in entity.attributes.enumerated() {
                 guard case let .value(value)? = snapshot.entries[attribute.name] else { continue }
+                try checkIndexable(value, slot: slot, of: entity)
                 try PostgresValues.append(value, to: &binds)
                 columns.append(quoted(attribute.name))
                 placeholders.append("$\(columns.count)")
             }
             let table = quoted(entity.name)
-            var sql = columns.isEmpty
-                ? "INSERT INTO \(table) DEFAULT VALUES"
-                : "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders.joined(separator: ", ")))"
-            if let key = entity.uniqueness.first {
-                let updates = columns.map { "\($0) = EXCLUDED.\($0)" } + ["\"_version\" = \(table).\"_version\" + 1"]
-                sql += " ON CONFLICT (\(key.map { quoted(entity.attributes[$0].name) }.joined(separator: ", "))) DO UPDATE SET "
-                    + updates.joined(separator: ", ")
+            var sql: String
+            if let existing = try storedRow(sharingAUniqueKeyWith: snapshot, of: entity) {
+                // An upsert, on whichever unique constraint matched (as the engine does).
+                let assignments = columns.enumerated().map { "\($1) = $\($0 + 1)" } + ["\"_version\" = \"_version\" + 1"]
+                binds.append(existing)
+                sql = "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \"_id\" = $\(columns.count + 1)"
+                    + " RETURNING \"_id\", \"_version\", true AS upserted"
+            } else {
+                sql = columns.isEmpty
+                    ? "INSERT INTO \(table) DEFAULT VALUES"
+                    : "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders.joined(separator: ", ")))"
+                sql += " RETURNING \"_id\", \"_version\", false AS upserted"
             }
-            sql += " RETURNING \"_id\", \"_version\", (xmax <> 0) AS upserted"
             guard let row = try execute(sql, binds).rows.first else { throw PostgresStoreError.server("an insert returned no row") }
             let cells = row.makeRandomAccess()
             let id = try cells[0].decode(Int64.self)
@@ -420,6 +425,51 @@ public final class PostgresStore: DataStore {
         return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: remapped, snapshotsToReregister: reregister)
     }
 
+    /// The longest string or data value an indexed attribute (unique constraints
+    /// and `#Index`es) takes here: PostgreSQL's B-tree entries hold about 2,700
+    /// bytes, and a longer value would fail inside the server.
+    static let maximumIndexedBytes = 2_000
+
+    /// Refuses, before anything is written, a value too long for the index of `slot`.
+    private func checkIndexable(_ value: Value, slot: Int, of entity: EntityDescription) throws {
+        let length: Int
+        switch value {
+        case let .string(string): length = string.utf8.count
+        case let .data(data): length = data.count
+        default: return
+        }
+        guard length > Self.maximumIndexedBytes, entity.orderedIndexSlots.contains(where: { $0.contains(slot) }) else { return }
+        throw PostgresStoreError.unsupportedValue(
+            "a \(length)-byte value of \(entity.name).\(entity.attributes[slot].name), which is indexed (at most \(Self.maximumIndexedBytes) bytes)")
+    }
+
+    /// The stored row an insert of `snapshot` upserts onto: the one row holding one
+    /// of its unique keys. Two rows holding two of its keys is a violation. (Saves
+    /// run one at a time, under the history lock, so no insert slips in between.)
+    private func storedRow(sharingAUniqueKeyWith snapshot: DefaultSnapshot, of entity: EntityDescription) throws -> Int64? {
+        var binds = PostgresBindings()
+        var alternatives: [String] = []
+        for constraint in entity.uniqueness {
+            var terms: [String] = []
+            for slot in constraint {
+                let attribute = entity.attributes[slot]
+                guard case let .value(value)? = snapshot.entries[attribute.name], !value.isNull else { break }
+                try PostgresValues.append(value, to: &binds)
+                terms.append("\(quoted(attribute.name)) = $\(binds.count)")
+            }
+            // A key with a nil part matches nothing (SQL's unique indexes agree).
+            if terms.count == constraint.count { alternatives.append("(" + terms.joined(separator: " AND ") + ")") }
+        }
+        guard !alternatives.isEmpty else { return nil }
+        let rows = try execute(
+            "SELECT \"_id\" FROM \(quoted(entity.name)) WHERE \(alternatives.joined(separator: " OR ")) LIMIT 2", binds).rows
+        guard rows.count < 2 else {
+            // (A new model with the keys of two stored ones can replace only one.)
+            throw SwiftDataError.uniqueConstraintViolation
+        }
+        return try rows.first.map { try $0.makeRandomAccess()[0].decode(Int64.self) }
+    }
+
     func entityIndex(_ entity: EntityDescription) throws -> Int {
         guard let index = compiler.schema.entityIndex(named: entity.name) else { throw SwiftDataError.unknownModelType }
         return index
@@ -476,8 +526,9 @@ public final class PostgresStore: DataStore {
             assignments.append("\(quoted(column)) = $\(assignments.count + 1)")
         }
         if attributes {
-            for attribute in entity.attributes {
+            for (slot, attribute) in entity.attributes.enumerated() {
                 guard case let .value(value)? = snapshot.entries[attribute.name] else { continue }
+                try checkIndexable(value, slot: slot, of: entity)
                 try assign(attribute.name, value)
             }
         }

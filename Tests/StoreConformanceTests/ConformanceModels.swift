@@ -47,3 +47,17 @@ final class Traveller {
         self.name = name
     }
 }
+
+/// Two unique attributes: an insert may match a stored row on either.
+@Model
+final class Member {
+    @Attribute(.unique) var email: String
+    @Attribute(.unique) var handle: String
+    var name: String
+
+    init(email: String, handle: String, name: String) {
+        self.email = email
+        self.handle = handle
+        self.name = name
+    }
+}

@@ -151,6 +151,30 @@ import Testing
         #expect(stored.first?.legs.map(\.title) == ["kept"])
     }
 
+    /// Two unique attributes (#45, point 4): an insert matching a stored row on
+    /// either key upserts onto it; one matching two stored rows is a violation and
+    /// changes nothing. The same on every store.
+    @Test(arguments: StoreKind.available)
+    func anInsertUpsertsOnWhicheverUniqueKeyItMatches(_ kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let container = try location.container(Member.self)
+        let context = ModelContext(container)
+        context.insert(Member(email: "ann@example.com", handle: "ann", name: "Ann"))
+        context.insert(Member(email: "cy@example.com", handle: "cy", name: "Cy"))
+        try context.save()
+        // The second key only: Ann's row takes the new email.
+        context.insert(Member(email: "ann@new.example.com", handle: "ann", name: "Ann B"))
+        try context.save()
+        // Cy's email and Ann's handle: two rows, one model.
+        context.insert(Member(email: "cy@example.com", handle: "ann", name: "Both"))
+        #expect(throws: SwiftDataError.uniqueConstraintViolation) { try context.save() }
+        context.rollback()
+        let stored = try ModelContext(container).fetch(FetchDescriptor<Member>(sortBy: [SortDescriptor(\.handle)]))
+        #expect(stored.map(\.email) == ["ann@new.example.com", "cy@example.com"])
+        #expect(stored.map(\.name) == ["Ann B", "Cy"])
+    }
+
     /// An upsert that gives the stored model other related models: the models on
     /// the other side follow, both sides agreeing (#39, 1b).
     @Test(arguments: StoreKind.available)
