@@ -292,6 +292,19 @@ import Testing
         #expect(try storedEntities(tripsURL) == ["CTrip": 1, "CStop": 2, "CPerson": 2])
     }
 
+    @Test func deleteAllDataWithAReadOnlyFileRemovesNothing() throws {
+        defer { folder.remove() }
+        do { try fill(ModelContext(try container())) }
+        do {
+            let container = try container(peopleAllowSave: false)
+            container.deleteAllData()
+            #expect(try ModelContext(container).fetchCount(FetchDescriptor<CTrip>()) == 1)
+            #expect(throws: DocumentError.readOnly(path: peopleURL.standardizedFileURL.path)) { try container.erase() }
+        }
+        #expect(try storedEntities(tripsURL) == ["CTrip": 1, "CStop": 2])
+        #expect(try storedEntities(peopleURL) == ["CPerson": 2])
+    }
+
     @Test func deleteAllDataEmptiesEveryFile() throws {
         defer { folder.remove() }
         do {

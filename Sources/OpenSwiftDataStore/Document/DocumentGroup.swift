@@ -14,6 +14,9 @@ import Foundation
 /// the frames already appended are cut off again, so the save is all or nothing
 /// while the process lives. A crash between two appends keeps the documents
 /// written before it (as Core Data's stores save one by one).
+///
+/// `@unchecked Sendable`: its mutable state (`historyGenerations`) is touched only
+/// from the store's serial commit path, as every `StorePersistence` method is.
 public final class DocumentGroup: StorePersistence, @unchecked Sendable {
     /// One document of a group: where it is and which entities it holds.
     public struct Member: Sendable {
@@ -41,10 +44,14 @@ public final class DocumentGroup: StorePersistence, @unchecked Sendable {
     /// Per document, the generations of the history transactions it holds: a
     /// history deletion names only those (its reader checks that each is there).
     private var historyGenerations: [Set<UInt64>]
+    /// Per read-only document, the row count of each of its tables when it opened:
+    /// no save changes them (`append` refuses), so a version whose counts differ
+    /// comes from `removeAll`, which such a document cannot follow.
+    private let readOnlyCounts: [[Int]]
 
     private init(
         documents: [Document], schemas: [StoreSchema], placement: [(document: Int, entity: Int)?],
-        historyGenerations: [Set<UInt64>]
+        historyGenerations: [Set<UInt64>], tables: [Table]
     ) {
         self.documents = documents
         self.schemas = schemas
@@ -59,6 +66,9 @@ public final class DocumentGroup: StorePersistence, @unchecked Sendable {
         }
         self.storeEntities = storeEntities
         self.historyGenerations = historyGenerations
+        self.readOnlyCounts = documents.indices.map { d in
+            documents[d].isReadOnly ? storeEntities[d].map { tables[$0].count } : []
+        }
     }
 
     /// Opens (or creates) every member and joins them into one version of
@@ -118,11 +128,13 @@ public final class DocumentGroup: StorePersistence, @unchecked Sendable {
             }
         }
         let group = DocumentGroup(
-            documents: documents, schemas: versions.map(\.schema), placement: placement, historyGenerations: versions.map { version in
-            var generations = Set<UInt64>()
-            version.history.forEach(after: nil) { generations.insert($0.generation); return true }
-            return generations
-        })
+            documents: documents, schemas: versions.map(\.schema), placement: placement,
+            historyGenerations: versions.map { version in
+                var generations = Set<UInt64>()
+                version.history.forEach(after: nil) { generations.insert($0.generation); return true }
+                return generations
+            },
+            tables: tables)
         var version = StoreVersion(
             schema: storeSchema, tables: tables, generation: versions.map(\.generation).max() ?? 0, orderedIndexes: indexes)
         version.history = group.joinedHistory(versions)
@@ -248,8 +260,13 @@ public final class DocumentGroup: StorePersistence, @unchecked Sendable {
     }
 
     /// Compacts every writable document, in order; stops at the first failure
-    /// (those compacted before it stay compacted: each is whole either way).
+    /// (those compacted before it stay compacted: each is whole either way). A
+    /// read-only document is left as it is, unless `version` changed its rows (a
+    /// `removeAll`): that throws `.readOnly` before any document is rewritten.
     public func compact(_ version: StoreVersion) throws(DocumentError) {
+        for (d, document) in documents.enumerated() where document.isReadOnly {
+            if storeEntities[d].map({ version.tables[$0].count }) != readOnlyCounts[d] { throw .readOnly(path: document.path) }
+        }
         for (d, document) in documents.enumerated() where !document.isReadOnly {
             try document.compact(part(d, of: version))
         }
@@ -259,8 +276,10 @@ public final class DocumentGroup: StorePersistence, @unchecked Sendable {
         }
     }
 
-    /// Erases every document, in order.
+    /// Erases every document, in order; refuses before erasing any when one is
+    /// read-only.
     public func erase() throws(DocumentError) {
+        if let readOnly = documents.first(where: \.isReadOnly) { throw .readOnly(path: readOnly.path) }
         for document in documents { try document.erase() }
     }
 
