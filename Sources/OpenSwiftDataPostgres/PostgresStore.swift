@@ -325,13 +325,15 @@ public final class PostgresStore: DataStore {
             var binds = PostgresBindings()
             var columns: [String] = []
             var placeholders: [String] = []
+            var written: [Int: Value] = [:]
             for (slot, attribute) in entity.attributes.enumerated() {
                 guard case let .value(value)? = snapshot.entries[attribute.name] else { continue }
-                try checkIndexable(value, slot: slot, of: entity)
+                written[slot] = value
                 try PostgresValues.append(value, to: &binds)
                 columns.append(quoted(attribute.name))
                 placeholders.append("$\(columns.count)")
             }
+            try checkIndexable(written, of: entity)
             let table = quoted(entity.name)
             var sql: String
             if let existing = try storedRow(sharingAUniqueKeyWith: snapshot, of: entity) {
@@ -430,17 +432,24 @@ public final class PostgresStore: DataStore {
     /// bytes, and a longer value would fail inside the server.
     static let maximumIndexedBytes = 2_000
 
-    /// Refuses, before anything is written, a value too long for the index of `slot`.
-    private func checkIndexable(_ value: Value, slot: Int, of entity: EntityDescription) throws {
-        let length: Int
-        switch value {
-        case let .string(string): length = string.utf8.count
-        case let .data(data): length = data.count
-        default: return
+    /// Refuses, before anything is written, values (by slot) too long together for
+    /// an index that holds them: the bytes of its text and binary columns, summed.
+    private func checkIndexable(_ values: [Int: Value], of entity: EntityDescription) throws {
+        func length(_ value: Value?) -> Int {
+            switch value {
+            case let .string(string)?: string.utf8.count
+            case let .data(data)?, let .codable(data)?: data.count
+            case let .url(url)?: url.absoluteString.utf8.count
+            default: 0
+            }
         }
-        guard length > Self.maximumIndexedBytes, entity.orderedIndexSlots.contains(where: { $0.contains(slot) }) else { return }
-        throw PostgresStoreError.unsupportedValue(
-            "a \(length)-byte value of \(entity.name).\(entity.attributes[slot].name), which is indexed (at most \(Self.maximumIndexedBytes) bytes)")
+        for index in entity.orderedIndexSlots where index.contains(where: { values[$0] != nil }) {
+            let total = index.reduce(0) { $0 + length(values[$1]) }
+            guard total > Self.maximumIndexedBytes else { continue }
+            let names = index.map { "\(entity.name).\(entity.name(ofSlot: $0))" }.joined(separator: ", ")
+            throw PostgresStoreError.unsupportedValue(
+                "\(total) bytes of \(names), which is indexed (at most \(Self.maximumIndexedBytes) bytes an index entry)")
+        }
     }
 
     /// The stored row an insert of `snapshot` upserts onto: the one row holding one
@@ -526,11 +535,13 @@ public final class PostgresStore: DataStore {
             assignments.append("\(quoted(column)) = $\(assignments.count + 1)")
         }
         if attributes {
+            var written: [Int: Value] = [:]
             for (slot, attribute) in entity.attributes.enumerated() {
                 guard case let .value(value)? = snapshot.entries[attribute.name] else { continue }
-                try checkIndexable(value, slot: slot, of: entity)
+                written[slot] = value
                 try assign(attribute.name, value)
             }
+            try checkIndexable(written, of: entity)
         }
         for relationship in entity.relationships {
             let ids: [PersistentIdentifier]

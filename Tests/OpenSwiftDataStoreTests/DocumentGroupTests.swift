@@ -173,6 +173,35 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: members[0].path)) == before)
     }
 
+    @Test func historyDeletedAroundAKeptTransactionKeepsItAfterReopening() throws {
+        defer { folder.remove() }
+        do {
+            let store = try openStore()
+            try Self.history(in: store)
+            // Generations 3 and 6 are notes only; 4 (a fixture save) stays between them.
+            try store.deleteHistory([3, 6])
+        }
+        var generations: [UInt64] = []
+        try openStore().current.history.forEach(after: nil) { generations.append($0.generation); return true }
+        #expect(generations == [1, 2, 4, 5, 7, 8, 9, 10])
+    }
+
+    @Test func aSaveOfEntitiesKeptInMemoryOnlyKeepsItsGeneration() throws {
+        defer { folder.remove() }
+        // Notes kept in memory only: the items file is the group's only file.
+        let members = [self.members[0]]
+        do {
+            let (group, version) = try DocumentGroup.open(members, schema: Self.schema, migrating: Self.hints)
+            let store = Store(document: group, version: version)
+            try DocumentFixture.save(1, in: store)
+            try Self.addNote("in memory", in: store)
+            #expect(store.current.generation == 2)
+        }
+        let (_, version) = try DocumentGroup.open(members, schema: Self.schema, migrating: Self.hints)
+        #expect(version.generation == 2)
+        #expect(version.tables[Self.note].count == 0)
+    }
+
     @Test func aSingleDocumentStaysFormat4_0() throws {
         defer { folder.remove() }
         let path = folder.path("single.store")

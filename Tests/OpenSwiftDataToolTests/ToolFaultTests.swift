@@ -49,7 +49,7 @@ import Testing
                 #expect(osd(["export", folder.path("trips.osd"), "--output", folder.path("trips.json")]))
                 _FileFaults.install(under: folder.url.path, failing: n, of: fault.calls, with: fault.failure)
                 let succeeded = osd(command(folder))
-                let happened = _FileFaults.remove()
+                let happened = _FileFaults.remove(under: folder.url.path)
                 try check(folder, succeeded, fault.name)
                 guard happened else { break }
                 fired += 1

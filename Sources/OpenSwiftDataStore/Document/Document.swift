@@ -231,6 +231,9 @@ public final class Document: @unchecked Sendable {
             // Blobs this append created that no earlier frame names: a failed append
             // removes them again, so a full disk stays no fuller than it was.
             var created: [String] = []
+            // Whether any blob file was written (new, or a damaged one replaced): the
+            // folder is synced before the frame then.
+            var wroteBlobs = false
             var writer = ByteWriter()
             let frame: [UInt8]
             do throws(DocumentError) {
@@ -241,10 +244,13 @@ public final class Document: @unchecked Sendable {
                     // cannot be removed is kept until the next compaction, never deleted
                     // under a frame.)
                     fileBlobs.insert(reference.name)
-                    if try blobs.store(data, as: reference), new { created.append(reference.name) }
+                    if try blobs.store(data, as: reference) {
+                        wroteBlobs = true
+                        if new { created.append(reference.name) }
+                    }
                     return reference
                 }
-                if !created.isEmpty { try blobs.syncDirectory() }
+                if wroteBlobs { try blobs.syncDirectory() }
                 frame = try Frame.encode(kind: .commit, payload: writer.bytes, level: Zstd.journalLevel)
             } catch {
                 forget(created)
@@ -264,8 +270,9 @@ public final class Document: @unchecked Sendable {
                     // dropped the pages it could not write and a later fsync may succeed
                     // without them, so nothing written through this file is trusted to be
                     // durable again. Saves stop until the document is opened anew (which
-                    // reads what the disk really holds).
-                    cutBack(file, to: length, forgetting: created)
+                    // reads what the disk really holds). The cut may not be durable either,
+                    // so the frame may come back: its blobs stay (compaction collects them).
+                    cutBack(file, to: length, forgetting: [])
                     broken = error
                     throw error
                 }
@@ -275,6 +282,12 @@ public final class Document: @unchecked Sendable {
             generation = record.generation
             _journalFrames += 1
         }
+    }
+
+    /// Stops saves with `error` until the document is opened again: what the
+    /// file holds is not what the store believes.
+    func poison(_ error: DocumentError) {
+        lock.withLock { broken = error }
     }
 
     /// Removes the blobs a failed append created, which nothing names.
@@ -356,8 +369,9 @@ public final class Document: @unchecked Sendable {
             } catch {
                 fresh.close()
                 DocumentFile.remove(temporary)
-                // The blobs only the new file would have named go with it.
-                blobs.remove(created)
+                // The blobs only the new file would have named go with it (not one it
+                // repaired that the current file names).
+                blobs.remove(created.filter { !fileBlobs.contains($0) })
                 throw error
             }
             // The path names the new file now: from here on, work with it, whatever fails.

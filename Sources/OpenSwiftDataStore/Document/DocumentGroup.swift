@@ -76,9 +76,10 @@ public final class DocumentGroup: StorePersistence, @unchecked Sendable {
     /// empty and kept in memory only. Entities a member's file holds that the
     /// schema lacks are carried, as by `Document.open`, after the schema's.
     ///
-    /// - Throws: `DocumentError` from a member (none is modified then), or
-    ///   `.schemaMismatch` when an entity the schema places in one member is stored
-    ///   in another.
+    /// - Throws: `DocumentError` from a member, or `.schemaMismatch` when an entity
+    ///   the schema places in one member is stored in another (that file is left
+    ///   untouched). Members opened before the failure may have been created, or
+    ///   rewritten as format 4.1 with the same content.
     public static func open(
         _ members: [Member], schema: StoreSchema, migrating hints: MigrationHints?
     ) throws(DocumentError) -> (DocumentGroup, StoreVersion) {
@@ -161,8 +162,9 @@ public final class DocumentGroup: StorePersistence, @unchecked Sendable {
                 return true
             }
         }
-        return HistoryLog(
-            transactions: byGeneration.keys.sorted().filter { $0 > horizon }.map { byGeneration[$0]! }, horizon: horizon)
+        // (Each file's reader removed the generations deleted from it; a deletion
+        // may leave older ones, so none is dropped for being below the horizon.)
+        return HistoryLog(transactions: byGeneration.keys.sorted().map { byGeneration[$0]! }, horizon: horizon)
     }
 
     /// The document that keeps the store's entity at `entity`; nil when it is
@@ -237,12 +239,19 @@ public final class DocumentGroup: StorePersistence, @unchecked Sendable {
             }
         }
         if let pruning = record.pruning {
-            for d in documents.indices {
+            // (A read-only file keeps its history: a deletion cannot reach it.)
+            for d in documents.indices where !documents[d].isReadOnly {
                 let held = pruning.generations.filter { historyGenerations[d].contains($0) }
                 guard !held.isEmpty else { continue }
                 parts[d].pruning = (pruning.horizon, held)
                 touched[d] = true
             }
+        }
+        if !touched.contains(true), let first = documents.firstIndex(where: { !$0.isReadOnly }) {
+            // A save of entities kept in memory only still takes a generation, and a
+            // reopen must not hand it out again (a history token may name it): the
+            // first writable file records it, as a frame that changes nothing.
+            touched[first] = true
         }
         return parts.indices.map { touched[$0] ? parts[$0] : nil }
     }
@@ -260,16 +269,42 @@ public final class DocumentGroup: StorePersistence, @unchecked Sendable {
     }
 
     /// Compacts every writable document, in order; stops at the first failure
-    /// (those compacted before it stay compacted: each is whole either way). A
-    /// read-only document is left as it is, unless `version` changed its rows (a
-    /// `removeAll`): that throws `.readOnly` before any document is rewritten.
+    /// (those compacted before it stay compacted: each is whole, with the same
+    /// content, either way). Read-only documents are left as they are.
     public func compact(_ version: StoreVersion) throws(DocumentError) {
-        for (d, document) in documents.enumerated() where document.isReadOnly {
-            if storeEntities[d].map({ version.tables[$0].count }) != readOnlyCounts[d] { throw .readOnly(path: document.path) }
-        }
         for (d, document) in documents.enumerated() where !document.isReadOnly {
             try document.compact(part(d, of: version))
         }
+        resetHistoryGenerations(version)
+    }
+
+    /// Empties every document (`Store.removeAll`). A failure part way puts the
+    /// documents already emptied back to `old`, so what is recorded is all of `old`
+    /// or all of `emptied`; if even that fails, saves stop (the documents say why).
+    public func empty(to emptied: StoreVersion, from old: StoreVersion) throws(DocumentError) {
+        for (d, document) in documents.enumerated() where document.isReadOnly {
+            if storeEntities[d].map({ emptied.tables[$0].count }) != readOnlyCounts[d] { throw .readOnly(path: document.path) }
+        }
+        var done: [Int] = []
+        for (d, document) in documents.enumerated() where !document.isReadOnly {
+            do throws(DocumentError) {
+                try document.compact(part(d, of: emptied))
+            } catch {
+                for earlier in done.reversed() {
+                    do throws(DocumentError) {
+                        try documents[earlier].compact(part(earlier, of: old))
+                    } catch {
+                        documents[earlier].poison(error)
+                    }
+                }
+                throw error
+            }
+            done.append(d)
+        }
+        resetHistoryGenerations(emptied)
+    }
+
+    private func resetHistoryGenerations(_ version: StoreVersion) {
         for d in documents.indices {
             historyGenerations[d] = []
             part(d, of: version).history.forEach(after: nil) { historyGenerations[d].insert($0.generation); return true }

@@ -33,17 +33,28 @@ public enum _FileFaults {
     private static let plan = Locked<Plan?>(nil)
 
     /// From now on, the `nth` call (counting from 1) of one of `calls` on a path
-    /// under `folder` fails as `failure` says; the others go through.
+    /// under `folder` fails as `failure` says; the others go through. Waits while
+    /// another plan is installed (tests of several suites take turns), until `remove`.
     public static func install(under folder: String, failing nth: Int, of calls: Set<Call>, with failure: Failure) {
-        plan.withLock { $0 = Plan(folder: folder.hasSuffix("/") ? folder : folder + "/", calls: calls, failAt: nth, failure: failure) }
+        let new = Plan(folder: folder.hasSuffix("/") ? folder : folder + "/", calls: calls, failAt: nth, failure: failure)
+        while !plan.withLock({ current in
+            guard current == nil else { return false }
+            current = new
+            return true
+        }) {
+            usleep(1_000)
+        }
     }
 
-    /// Removes the plan; returns whether its failure happened.
+    /// Removes the plan installed for `folder` (another's stays); returns whether
+    /// its failure happened.
     @discardableResult
-    public static func remove() -> Bool {
-        plan.withLock { plan in
-            defer { plan = nil }
-            return plan?.fired ?? false
+    public static func remove(under folder: String) -> Bool {
+        let folder = folder.hasSuffix("/") ? folder : folder + "/"
+        return plan.withLock { plan in
+            guard let current = plan, current.folder == folder else { return false }
+            plan = nil
+            return current.fired
         }
     }
 

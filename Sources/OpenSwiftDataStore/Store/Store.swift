@@ -150,7 +150,7 @@ public final class Store: Sendable {
         let old = current
         let version = emptied(old)
         do {
-            try persistence?.compact(version)
+            try persistence?.empty(to: version, from: old)
         } catch {
             throw .document(error)
         }

@@ -14,11 +14,19 @@ public protocol StorePersistence: AnyObject, Sendable {
     func compactIfWanted(_ version: StoreVersion)
     /// Rewrites everything as a snapshot of `version` now.
     func compact(_ version: StoreVersion) throws(DocumentError)
+    /// Rewrites everything as `emptied` (`Store.removeAll`); when it throws, what is
+    /// recorded still holds `old`.
+    func empty(to emptied: StoreVersion, from old: StoreVersion) throws(DocumentError)
     /// Deletes the files and their blobs; later appends throw `DocumentError.closed`.
     func erase() throws(DocumentError)
 }
 
 extension Document: StorePersistence {
+    /// One file: its compaction is all or nothing already.
+    public func empty(to emptied: StoreVersion, from old: StoreVersion) throws(DocumentError) {
+        try compact(emptied)
+    }
+
     public func compactIfWanted(_ version: StoreVersion) {
         guard wantsCompaction else { return }
         do {
