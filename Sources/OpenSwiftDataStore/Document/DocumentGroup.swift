@@ -275,7 +275,7 @@ public final class DocumentGroup: StorePersistence, @unchecked Sendable {
         for (d, document) in documents.enumerated() where !document.isReadOnly {
             try document.compact(part(d, of: version))
         }
-        resetHistoryGenerations(version)
+        // (A compaction keeps every transaction: `historyGenerations` stays right.)
     }
 
     /// Empties every document (`Store.removeAll`). A failure part way puts the
@@ -301,14 +301,8 @@ public final class DocumentGroup: StorePersistence, @unchecked Sendable {
             }
             done.append(d)
         }
-        resetHistoryGenerations(emptied)
-    }
-
-    private func resetHistoryGenerations(_ version: StoreVersion) {
-        for d in documents.indices {
-            historyGenerations[d] = []
-            part(d, of: version).history.forEach(after: nil) { historyGenerations[d].insert($0.generation); return true }
-        }
+        // An emptied store keeps no history.
+        historyGenerations = documents.map { _ in [] }
     }
 
     /// Erases every document, in order; refuses before erasing any when one is
