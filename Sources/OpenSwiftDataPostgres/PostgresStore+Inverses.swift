@@ -11,10 +11,10 @@ import PostgresNIO
 /// inverse is made to agree on both sides, with the upserted row's links winning.
 extension PostgresStore {
     /// Repairs the inverses of `upserted` rows (entity, row key); returns the rows it
-    /// changed, whose versions this editing state takes (it receives their snapshots)
-    /// and whose changes go into `changes` for history.
+    /// changed, whose snapshots the context receives and whose changes go into
+    /// `changes` for history.
     func repairInverses(
-        ofUpserted upserted: [(EntityDescription, Int64)], state: UUID, changes: inout [StoredChange]
+        ofUpserted upserted: [(EntityDescription, Int64)], changes: inout [StoredChange]
     ) throws -> [(EntityDescription, Int64)] {
         var repaired: [RowName: EntityDescription] = [:]
         var changedSlots: [RowName: Set<Int>] = [:]
@@ -22,7 +22,6 @@ extension PostgresStore {
             for row in rows {
                 let cells = row.makeRandomAccess()
                 let name = RowName(table: entity.name, id: try cells[0].decode(Int64.self))
-                versions[state, default: [:]][name] = try cells[1].decode(Int64.self)
                 repaired[name] = entity
                 changedSlots[name, default: []].insert(slot)
             }

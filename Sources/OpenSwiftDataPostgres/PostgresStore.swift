@@ -10,8 +10,8 @@ import PostgresNIO
 /// data in a database that several processes share.
 ///
 /// **Tables.** Each entity is a table named after it: `_id bigserial` (the primary
-/// key, and the permanent identifier's key), `_version bigint` (optimistic
-/// concurrency), a column per attribute (types in `PostgresValues`), a `bigint`
+/// key, and the permanent identifier's key), `_version bigint` (counts the row's
+/// writes), a column per attribute (types in `PostgresValues`), a `bigint`
 /// column per to-one relationship and a `bigint[]` column per to-many one (both sides
 /// of a relationship are stored, as the engine stores them). Unique constraints are
 /// unique indexes, `#Index`es indexes. Opening creates what is missing; it never
@@ -29,10 +29,13 @@ import PostgresNIO
 ///
 /// **Saves** run in one transaction. An insert whose unique key (any of its unique
 /// constraints) a stored row holds updates that row, as the engine does; keys held
-/// by two stored rows throw `SwiftDataError.uniqueConstraintViolation`. An update or delete of a row
-/// that another writer saved after this context read it throws
-/// `PostgresStoreError.conflict` and changes nothing: no writer loses an update
-/// unknowingly.
+/// by two stored rows throw `SwiftDataError.uniqueConstraintViolation`. An update
+/// writes the properties the context changed, merging with other writers' changes
+/// property by property, and a change to a row another writer deleted is dropped, as
+/// the embedded store does. Under `ModelContext.ConflictPolicy.failOnConflict`, an
+/// update or delete of a row whose stored values differ from those the context read
+/// (`DataStoreSaveChangesRequest.readSnapshots`) throws `SaveConflictError` and the
+/// transaction changes nothing.
 ///
 /// One connection per store; the container serializes calls into it.
 public final class PostgresStore: DataStore {
@@ -51,12 +54,6 @@ public final class PostgresStore: DataStore {
     /// History queries run through the compiler's container (`PostgresStore+History`).
     var historyQueries: StoreQueryCompiler { compiler }
     var entities: [EntityDescription] { compiler.schema.entities }
-    /// The `_version` of each row an editing state (a context) read or wrote, which its
-    /// updates and deletes expect to find.
-    var versions: [UUID: [RowName: Int64]] = [:]
-    /// Rows whose save conflicted, per editing state: their next read takes the
-    /// version it sees (the context reads again to redo its change).
-    private var stale: [UUID: Set<RowName>] = [:]
 
     /// A row of a table: ids are per table.
     struct RowName: Hashable {
@@ -187,21 +184,10 @@ public final class PostgresStore: DataStore {
         try PersistentIdentifier.identifier(for: identifier, entityName: entity, primaryKey: id)
     }
 
-    /// The snapshot of a row selected with `selectList`, noting its version for `state`.
-    func snapshot(_ row: PostgresRow, of entity: EntityDescription, state: EditingState?) throws -> DefaultSnapshot {
+    /// The snapshot of a row selected with `selectList`.
+    func snapshot(_ row: PostgresRow, of entity: EntityDescription) throws -> DefaultSnapshot {
         let cells = row.makeRandomAccess()
         let id = try cells[0].decode(Int64.self)
-        if let state {
-            // The version a context's first read saw stays what its saves expect: a later
-            // fetch may return values the context does not take (a model with unsaved
-            // changes keeps its own), and expecting the newer version would let its save
-            // overwrite a change it never saw. Only a row marked stale by a conflict takes
-            // the version read again.
-            let name = RowName(table: entity.name, id: id)
-            if versions[state.id]?[name] == nil || stale[state.id]?.remove(name) != nil {
-                versions[state.id, default: [:]][name] = try cells[1].decode(Int64.self)
-            }
-        }
         var entries: [String: DefaultSnapshot.Entry] = [:]
         for (i, attribute) in entity.attributes.enumerated() {
             entries[attribute.name] = .value(try PostgresValues.value(cells[2 + i], as: attribute.type))
@@ -260,7 +246,7 @@ public final class PostgresStore: DataStore {
     public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
         let (sql, binds, entity) = try statement(request.descriptor, columns: selectList)
         let rows = try execute(sql, binds).rows
-        let snapshots = try rows.map { try snapshot($0, of: entity, state: request.editingState) }
+        let snapshots = try rows.map { try snapshot($0, of: entity) }
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
     }
 
@@ -282,19 +268,7 @@ public final class PostgresStore: DataStore {
 
     /// Writes the request in one transaction (see the type's documentation).
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        // The versions noted during a failed transaction are not the database's: the
-        // context's expectations go back to what they were, so a save repeated without
-        // reading again is checked as strictly.
-        let noted = versions[request.editingState.id]
-        do {
-            return try transaction { try write(request) }
-        } catch {
-            versions[request.editingState.id] = noted
-            if case let .conflict(id) = error as? PostgresStoreError, let key = id.integerPrimaryKey {
-                stale[request.editingState.id, default: []].insert(RowName(table: id.entityName, id: key))
-            }
-            throw error
-        }
+        try transaction { try write(request) }
     }
 
     private func entity(of id: PersistentIdentifier) throws -> EntityDescription {
@@ -313,7 +287,9 @@ public final class PostgresStore: DataStore {
     }
 
     private func write(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        let state = request.editingState.id
+        let strict = request.conflictPolicy == .failOnConflict
+        // Conflicts are gathered, so the error names them all; the transaction rolls back.
+        var conflicts = (changed: [PersistentIdentifier](), deleted: [PersistentIdentifier]())
         // Saves commit their history in generation order (see PostgresStore+History).
         try execute("SELECT pg_advisory_xact_lock(7007202611)")
         var changes: [StoredChange] = []
@@ -351,7 +327,6 @@ public final class PostgresStore: DataStore {
             guard let row = try execute(sql, binds).rows.first else { throw PostgresStoreError.server("an insert returned no row") }
             let cells = row.makeRandomAccess()
             let id = try cells[0].decode(Int64.self)
-            versions[state, default: [:]][RowName(table: entity.name, id: id)] = try cells[1].decode(Int64.self)
             let permanent = try persistentIdentifier(entity.name, id)
             remapped[snapshot.persistentIdentifier] = permanent
             if try cells[2].decode(Bool.self) {
@@ -368,18 +343,28 @@ public final class PostgresStore: DataStore {
             let entity = try entity(of: snapshot.persistentIdentifier)
             let id = try rowKey(remapped[snapshot.persistentIdentifier]!)
             // An upsert keeps the stored relationships the new model left empty.
-            try update(
+            _ = try update(
                 entity, id: id, snapshot: snapshot, remapped: remapped, attributes: false, skipEmpty: upsertedKeys.contains(id),
-                expecting: nil, state: state)
+                writing: { _ in true })
         }
         for snapshot in request.updated {
             let entity = try entity(of: snapshot.persistentIdentifier)
             let id = try rowKey(snapshot.persistentIdentifier)
-            let slots = try changedSlots(snapshot, of: entity, row: id, remapped: remapped)
-            if !slots.isEmpty { changes.append(.updated(entity: try entityIndex(entity), id: RowID(id), slots: slots)) }
-            try update(
-                entity, id: id, snapshot: snapshot, remapped: remapped, attributes: true, skipEmpty: false,
-                expecting: versions[state]?[RowName(table: entity.name, id: id)], state: state)
+            let writing = { (name: String) in request.changed(name, of: snapshot.persistentIdentifier) }
+            let slots = try changedSlots(snapshot, of: entity, row: id, remapped: remapped, writing: writing)
+            if strict {
+                switch try check(entity, id, against: request.readSnapshots[snapshot.persistentIdentifier]) {
+                case .asRead: break
+                case .changedSince: conflicts.changed.append(snapshot.persistentIdentifier); continue
+                case .gone: conflicts.deleted.append(snapshot.persistentIdentifier); continue
+                }
+            }
+            // A row another writer deleted stays deleted: the delete wins.
+            if try update(
+                entity, id: id, snapshot: snapshot, remapped: remapped, attributes: true, skipEmpty: false, writing: writing),
+               !slots.isEmpty {
+                changes.append(.updated(entity: try entityIndex(entity), id: RowID(id), slots: slots))
+            }
         }
         for snapshot in request.deleted {
             let entity = try entity(of: snapshot.persistentIdentifier)
@@ -388,26 +373,19 @@ public final class PostgresStore: DataStore {
             let preserved = try preservedValues(of: entity, index: index, row: id)
             var binds = PostgresBindings()
             binds.append(id)
-            var sql = "DELETE FROM \(quoted(entity.name)) WHERE \"_id\" = $1"
-            let row = RowName(table: entity.name, id: id)
-            if let version = versions[state]?[row] {
-                binds.append(version)
-                sql += " AND \"_version\" = $2"
+            // Gone already is what was asked; changed since is a conflict.
+            if strict, try check(entity, id, against: request.readSnapshots[snapshot.persistentIdentifier]) == .changedSince {
+                conflicts.changed.append(snapshot.persistentIdentifier)
+                continue
             }
-            let deleted = try execute(sql, binds).metadata.rows ?? 0
-            if deleted == 0, versions[state]?[row] != nil {
-                // Gone already is what was asked; changed since is a conflict.
-                var probe = PostgresBindings()
-                probe.append(id)
-                if try !execute("SELECT 1 FROM \(quoted(entity.name)) WHERE \"_id\" = $1", probe).rows.isEmpty {
-                    throw PostgresStoreError.conflict(snapshot.persistentIdentifier)
-                }
-            }
-            versions[state]?[row] = nil
+            let deleted = try execute("DELETE FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).metadata.rows ?? 0
             if deleted > 0 { changes.append(.deleted(entity: index, id: RowID(id), preserved: preserved)) }
         }
+        guard conflicts.changed.isEmpty, conflicts.deleted.isEmpty else {
+            throw SaveConflictError(changed: conflicts.changed, deleted: conflicts.deleted)
+        }
         // An upsert moved links of a stored row: the rows on the other side follow.
-        let repaired = try repairInverses(ofUpserted: upserted.map { ($0.1, $0.2) }, state: state, changes: &changes)
+        let repaired = try repairInverses(ofUpserted: upserted.map { ($0.1, $0.2) }, changes: &changes)
         try recordHistory(changes, author: request.editingState.author)
         // Upserted rows merged values: the context's models take the stored ones, and
         // so do the rows whose inverses were repaired.
@@ -416,13 +394,13 @@ public final class PostgresStore: DataStore {
             var binds = PostgresBindings()
             binds.append(id)
             guard let row = try execute("SELECT \(selectList(entity)) FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).rows.first else { continue }
-            reregister[try persistentIdentifier(entity.name, id)] = try snapshot(row, of: entity, state: nil)
+            reregister[try persistentIdentifier(entity.name, id)] = try snapshot(row, of: entity)
         }
         for (temporary, entity, id) in upserted {
             var binds = PostgresBindings()
             binds.append(id)
             guard let row = try execute("SELECT \(selectList(entity)) FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).rows.first else { continue }
-            reregister[temporary] = try snapshot(row, of: entity, state: request.editingState)
+            reregister[temporary] = try snapshot(row, of: entity)
         }
         return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: remapped, snapshotsToReregister: reregister)
     }
@@ -489,18 +467,57 @@ public final class PostgresStore: DataStore {
         (0..<entity.slotCount).filter { snapshot.entries[entity.name(ofSlot: $0)] != nil }
     }
 
-    /// The slots whose values `snapshot` changes in stored row `row`, ascending (for history).
+    /// The slots of the properties `writing` names whose values `snapshot` changes in
+    /// stored row `row`, ascending (for history).
     private func changedSlots(
-        _ snapshot: DefaultSnapshot, of entity: EntityDescription, row: Int64, remapped: [PersistentIdentifier: PersistentIdentifier]
+        _ snapshot: DefaultSnapshot, of entity: EntityDescription, row: Int64, remapped: [PersistentIdentifier: PersistentIdentifier],
+        writing: (String) -> Bool
     ) throws -> [Int] {
         var binds = PostgresBindings()
         binds.append(row)
         guard let stored = try execute("SELECT \(selectList(entity)) FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).rows.first
         else { return [] }
-        // (Read with the versions of no context: the save's own check decides conflicts.)
-        let old = try self.snapshot(stored, of: entity, state: nil)
+        let old = try self.snapshot(stored, of: entity)
         let new = snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped)
-        return writtenSlots(snapshot, of: entity).filter { old.entries[entity.name(ofSlot: $0)] != new.entries[entity.name(ofSlot: $0)] }
+        return writtenSlots(snapshot, of: entity).filter {
+            let name = entity.name(ofSlot: $0)
+            return writing(name) && old.entries[name] != new.entries[name]
+        }
+    }
+
+    /// How a stored row compares with the context's reading of it.
+    private enum ReadCheck {
+        case asRead
+        /// Another writer saved it since: some property holds another value.
+        case changedSince
+        /// No such row (another writer deleted it).
+        case gone
+    }
+
+    /// `failOnConflict`: whether row `id` still holds what the context read (`read`;
+    /// a row the request has no reading of is taken as read). To-many relationships
+    /// compare as sets: their order is not the model's.
+    /// (Saves run one at a time, under the history lock, so nothing changes it between
+    /// this check and the write.)
+    private func check(_ entity: EntityDescription, _ id: Int64, against read: DefaultSnapshot?) throws -> ReadCheck {
+        var binds = PostgresBindings()
+        binds.append(id)
+        guard let stored = try execute("SELECT \(selectList(entity)) FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).rows.first
+        else { return .gone }
+        guard let read else { return .asRead }
+        let now = try snapshot(stored, of: entity)
+        for attribute in entity.attributes {
+            guard let expected = read.entries[attribute.name] else { continue }
+            if now.entries[attribute.name] != expected { return .changedSince }
+        }
+        for relationship in entity.relationships {
+            switch (read.entries[relationship.name], now.entries[relationship.name]) {
+            case (nil, _): continue
+            case let (.toMany(old)?, .toMany(new)?): if Set(old) != Set(new) { return .changedSince }
+            case let (old?, new): if old != new { return .changedSince }
+            }
+        }
+        return .asRead
     }
 
     /// The `.preserveValueOnDeletion` values of row `row`, for its deletion's tombstone.
@@ -522,12 +539,13 @@ public final class PostgresStore: DataStore {
         return values
     }
 
-    /// Writes a snapshot's attributes (when `attributes`) and relationships to row `id`,
-    /// checking its version when `expecting` is set.
+    /// Writes a snapshot's attributes (when `attributes`) and relationships, those
+    /// `writing` names, to row `id`; false when there is no such row.
+    @discardableResult
     private func update(
         _ entity: EntityDescription, id: Int64, snapshot: DefaultSnapshot, remapped: [PersistentIdentifier: PersistentIdentifier],
-        attributes: Bool, skipEmpty: Bool, expecting version: Int64?, state: UUID
-    ) throws {
+        attributes: Bool, skipEmpty: Bool, writing: (String) -> Bool
+    ) throws -> Bool {
         var binds = PostgresBindings()
         var assignments: [String] = []
         func assign(_ column: String, _ value: Value) throws {
@@ -536,14 +554,14 @@ public final class PostgresStore: DataStore {
         }
         if attributes {
             var written: [Int: Value] = [:]
-            for (slot, attribute) in entity.attributes.enumerated() {
+            for (slot, attribute) in entity.attributes.enumerated() where writing(attribute.name) {
                 guard case let .value(value)? = snapshot.entries[attribute.name] else { continue }
                 written[slot] = value
                 try assign(attribute.name, value)
             }
             try checkIndexable(written, of: entity)
         }
-        for relationship in entity.relationships {
+        for relationship in entity.relationships where writing(relationship.name) {
             let ids: [PersistentIdentifier]
             switch snapshot.entries[relationship.name] {
             case let .toOne(id)?: ids = id.map { [$0] } ?? []
@@ -557,36 +575,23 @@ public final class PostgresStore: DataStore {
             let keys = try ids.map { try rowKey(remapped[$0] ?? $0) }.filter { seen.insert($0).inserted }
             try assign(relationship.name, relationship.isToMany ? .references(keys.map(RowID.init)) : keys.first.map { .reference(RowID($0)) } ?? .null)
         }
-        guard !assignments.isEmpty else { return }
+        guard !assignments.isEmpty else { return true }
         binds.append(id)
-        var sql = "UPDATE \(quoted(entity.name)) SET \(assignments.joined(separator: ", ")), \"_version\" = \"_version\" + 1 WHERE \"_id\" = $\(assignments.count + 1)"
-        if let version {
-            binds.append(version)
-            sql += " AND \"_version\" = $\(assignments.count + 2)"
-        }
-        sql += " RETURNING \"_version\""
-        guard let row = try execute(sql, binds).rows.first else {
-            // Deleted or changed by another writer since this context read it.
-            throw PostgresStoreError.conflict(snapshot.persistentIdentifier)
-        }
-        versions[state, default: [:]][RowName(table: entity.name, id: id)] = try row.makeRandomAccess()[0].decode(Int64.self)
+        let sql = "UPDATE \(quoted(entity.name)) SET \(assignments.joined(separator: ", ")), \"_version\" = \"_version\" + 1 WHERE \"_id\" = $\(assignments.count + 1)"
+        return (try execute(sql, binds).metadata.rows ?? 0) > 0
     }
 
     // MARK: Contexts and erasing
 
+    /// (The store keeps nothing per context: a `failOnConflict` save brings what its
+    /// context read.)
     public func initializeState(for editingState: EditingState) {}
 
-    /// The versions the context read go with it.
-    public func invalidateState(for editingState: EditingState) {
-        versions[editingState.id] = nil
-        stale[editingState.id] = nil
-    }
+    public func invalidateState(for editingState: EditingState) {}
 
     /// Removes every model (the tables stay, emptied; identifiers are not reused).
     public func erase() throws {
         guard !entities.isEmpty else { return }
         try execute("TRUNCATE " + entities.map { quoted($0.name) }.joined(separator: ", "))
-        versions = [:]
-        stale = [:]
     }
 }

@@ -75,9 +75,6 @@ public enum PostgresStoreError: Error, Hashable, Sendable, CustomStringConvertib
     case connection(String)
     /// The server refused a statement.
     case server(String)
-    /// Another writer saved this model since the context read it: the save changed
-    /// nothing; roll back, fetch again and repeat the change.
-    case conflict(PersistentIdentifier)
     /// A value PostgreSQL's columns cannot take as stored here (`Decimal.nan`, a
     /// string holding a NUL character).
     case unsupportedValue(String)
@@ -91,7 +88,6 @@ public enum PostgresStoreError: Error, Hashable, Sendable, CustomStringConvertib
         case .missingSchema: "the configuration has no schema"
         case let .connection(message): "cannot connect: \(message)"
         case let .server(message): "the server refused: \(message)"
-        case let .conflict(id): "\(id) was saved by another writer since it was read"
         case let .unsupportedValue(value): "PostgreSQL cannot store \(value) here"
         case let .identifierTooLong(name): "\(name) is longer than the 63 bytes PostgreSQL keeps of a name: shorten it (or use originalName to rename it)"
         }

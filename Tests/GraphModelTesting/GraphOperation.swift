@@ -50,6 +50,10 @@ enum GraphOperation: CustomStringConvertible {
     indirect case failedTransaction(GraphOperation)
     /// Saves, then renames in another context, which saves.
     case otherContextRename(author: Int, String)
+    /// Saves; under `failOnConflict` the working context renames while another context
+    /// renames and saves first: the save is refused and changes nothing, and after a
+    /// rollback and a fresh read the rename goes through.
+    case staleRename(author: Int, mine: String, theirs: String)
     /// Saves, then links through a `@ModelActor`, which saves.
     case actorJoin(author: Int, club: Int)
     /// Saves, then closes the container and opens the document again (document store).
@@ -94,6 +98,7 @@ enum GraphOperation: CustomStringConvertible {
         case .redo: "redo"
         case let .failedTransaction(operation): "failedTransaction(\(operation))"
         case let .otherContextRename(author, name): "otherContextRename(author: \(author), \"\(name)\")"
+        case let .staleRename(author, mine, theirs): "staleRename(author: \(author), mine: \"\(mine)\", theirs: \"\(theirs)\")"
         case let .actorJoin(author, club): "actorJoin(author: \(author), club: \(club))"
         case .reopen: "reopen"
         case .compact: "compact"
@@ -193,7 +198,8 @@ struct GraphOperationGenerator {
             let inner: GraphOperation = Bool.random(using: &random)
                 ? .rename(.author, uid(.author), name()) : .join(author: uid(.author), club: uid(.club), fromAuthor: true)
             return .failedTransaction(inner)
-        case 90..<93: return .otherContextRename(author: uid(.author), name())
+        case 90..<92: return .otherContextRename(author: uid(.author), name())
+        case 92..<93: return .staleRename(author: uid(.author), mine: name(), theirs: name())
         case 93..<95: return .actorJoin(author: uid(.author), club: uid(.club))
         case 95..<97: return persists ? .reopen : .save
         case 97..<98: return persists ? .reopenSmaller(author: uid(.author), name()) : .save

@@ -74,7 +74,7 @@ final class GraphRun {
 
     private func check(after operation: GraphOperation) throws -> String? {
         switch operation {
-        case .save, .upsertAuthor, .upsertBook, .otherContextRename, .actorJoin, .reopen, .compact, .reopenSmaller:
+        case .save, .upsertAuthor, .upsertBook, .otherContextRename, .staleRename, .actorJoin, .reopen, .compact, .reopenSmaller:
             if let difference = try compareStored() { return "stored graph: \(difference)" }
             if case .compact = operation, let problem = try documentGraphProblem() { return "document: \(problem)" }
             // Right after a save the working context shows what is stored.
@@ -165,7 +165,7 @@ final class GraphRun {
         // operations.
         context.processPendingChanges()
         switch operation {
-        case .undo, .redo, .save, .rollback, .failedTransaction, .upsertAuthor, .upsertBook, .otherContextRename, .actorJoin, .reopen, .compact,
+        case .undo, .redo, .save, .rollback, .failedTransaction, .upsertAuthor, .upsertBook, .otherContextRename, .staleRename, .actorJoin, .reopen, .compact,
              .reopenSmaller:
             break
         default:
@@ -409,16 +409,38 @@ final class GraphRun {
             beforeLast = nil
         case let .otherContextRename(uid, name):
             try save()
-            guard store.lastWriterWins else { return }
             let other = ModelContext(container)
             guard committed.authors[uid] != nil, let model = try author(uid, in: other) else { return }
             model.name = name
             try other.save()
             pending.authors[uid]?.name = name
             committed = pending
+        case let .staleRename(uid, mine, theirs):
+            try save()
+            let other = ModelContext(container)
+            guard let old = committed.authors[uid]?.name, mine != old, theirs != old, mine != theirs,
+                  let model = try author(uid), let rival = try author(uid, in: other) else { return }
+            context.conflictPolicy = .failOnConflict
+            defer { context.conflictPolicy = .mergeByProperty }
+            rival.name = theirs
+            try other.save()
+            pending.authors[uid]?.name = theirs
+            committed = pending
+            model.name = mine
+            do {
+                try context.save()
+                throw Failure(step: 0, message: "a save of a model another context saved since went through under failOnConflict")
+            } catch is SaveConflictError {}
+            context.rollback()
+            beforeLast = nil
+            // Read again (a fetch, even where the harness holds the model): the retry starts from what is stored.
+            guard let again = try author(uid, in: context) else { throw Failure(step: 0, message: "the author went missing after a conflict") }
+            again.name = mine
+            try context.save()
+            pending.authors[uid]?.name = mine
+            committed = pending
         case let .actorJoin(authorID, clubID):
             try save()
-            guard store.lastWriterWins else { return }
             guard committed.authors[authorID] != nil, committed.clubs[clubID] != nil else { return }
             let writer = MBWriter(modelContainer: container)
             guard try await writer.join(author: authorID, club: clubID) else { return }

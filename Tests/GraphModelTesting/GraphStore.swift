@@ -34,10 +34,6 @@ public struct GraphStore: Sendable, CustomStringConvertible {
     public var compacts = false
     /// Whether the store keeps unique constraints (upserts are run).
     public var keepsUniqueConstraints = true
-    /// Whether a context's save of a model another context saved since it read it
-    /// goes through, last writer winning (saves from another context and a model
-    /// actor are run). PostgresStore raises a conflict instead (#45).
-    public var lastWriterWins = true
 
     public init(name: String, makePlace: @escaping @Sendable (_ folder: URL) throws -> Place) {
         self.name = name

@@ -12,15 +12,12 @@ import Testing
     static let budget = GraphModelCheck.budget(operations: 300, seeds: 3)
 
     static let postgres: GraphStore = {
-        var store = GraphStore(name: "postgres") { _ in
+        let store = GraphStore(name: "postgres") { _ in
             let url = try PostgresServer.makeDatabase()
             return GraphStore.Place(open: {
                 try ModelContainer(for: modelBasedSchema, configurations: [try PostgresStoreConfiguration(url: url)])
             })
         }
-        // Its saves raise a conflict where the embedded store's last writer wins:
-        // saves from other contexts are left out until both keep one contract (#45).
-        store.lastWriterWins = false
         return store
     }()
 

@@ -4,7 +4,7 @@ import SwiftData
 import Testing
 
 /// What only PostgresStore does: several processes (here, containers) on one
-/// database, optimistic concurrency, SQL translation and its limits, configuration.
+/// database and their concurrency, SQL translation and its limits, configuration.
 @Suite(.enabled(if: PostgresServer.url != nil, "no PostgreSQL server: PostgresStore's own tests are skipped"))
 struct PostgresStoreTests {
     private let schema = Schema([Voyage.self, Leg.self, Traveller.self])
@@ -13,7 +13,7 @@ struct PostgresStoreTests {
         Voyage(code: code, destination: "Lisbon", startDate: StoreConformanceTests.start, price: price, seats: 2)
     }
 
-    @Test func twoServersOnOneDatabaseLoseNoUpdate() throws {
+    @Test func twoServersOnOneDatabaseMergeByPropertyOrAreTold() throws {
         let url = try PostgresServer.makeDatabase()
         // Two containers stand for two server processes.
         let one = try ModelContainer(for: schema, configurations: [try PostgresStoreConfiguration(url: url)])
@@ -25,22 +25,28 @@ struct PostgresStoreTests {
         let theirs = try #require(try b.fetch(FetchDescriptor<Voyage>()).first)
         #expect(theirs.persistentModelID == (try a.fetch(FetchDescriptor<Voyage>()).first?.persistentModelID))
 
-        // Both read, both change: the first save wins, the second is told and changes nothing.
+        // Both read, both change other properties: by default both changes stand.
         let mine = try #require(try a.fetch(FetchDescriptor<Voyage>()).first)
         mine.price = 11
         theirs.seats = 9
         try a.save()
-        #expect(throws: PostgresStoreError.self) { try b.save() }
-        // The loser reads again and repeats its change: both changes stand.
+        try b.save()
+        var check = try #require(try ModelContext(one).fetch(FetchDescriptor<Voyage>()).first)
+        #expect(check.price == 11 && check.seats == 9)
+
+        // Optimistic: the second writer is told, and changes nothing until it reads again.
+        b.conflictPolicy = .failOnConflict
+        mine.price = 12
+        theirs.seats = 10
+        try a.save()
+        #expect(throws: SaveConflictError.self) { try b.save() }
         b.rollback()
         let again = try #require(try b.fetch(FetchDescriptor<Voyage>()).first)
-        #expect(again.price == 11)
-        again.seats = 9
+        #expect(again.price == 12)
+        again.seats = 10
         try b.save()
-        let check = ModelContext(one)
-        let final = try #require(try check.fetch(FetchDescriptor<Voyage>()).first)
-        #expect(final.price == 11)
-        #expect(final.seats == 9)
+        check = try #require(try ModelContext(one).fetch(FetchDescriptor<Voyage>()).first)
+        #expect(check.price == 12 && check.seats == 10)
     }
 
     @Test func aConflictStaysAConflictUntilTheContextReadsAgain() throws {
@@ -51,16 +57,17 @@ struct PostgresStoreTests {
         a.insert(voyage("C1", price: 1))
         try a.save()
         let b = ModelContext(two)
+        b.conflictPolicy = .failOnConflict
         let theirs = try #require(try b.fetch(FetchDescriptor<Voyage>()).first)
         theirs.destination = "Faro"
-        // A writes after B read and changed: B's refreshing fetch must not adopt A's version.
+        // A writes after B read and changed: B's fetch keeps B's change, and the reading it was made on.
         let mine = try #require(try a.fetch(FetchDescriptor<Voyage>()).first)
         mine.price = 2
         try a.save()
         _ = try b.fetch(FetchDescriptor<Voyage>())
-        #expect(throws: PostgresStoreError.self) { try b.save() }
+        #expect(throws: SaveConflictError.self) { try b.save() }
         // Saving again without reading again is refused again: A's price is not overwritten.
-        #expect(throws: PostgresStoreError.self) { try b.save() }
+        #expect(throws: SaveConflictError.self) { try b.save() }
         let check = try #require(try ModelContext(one).fetch(FetchDescriptor<Voyage>()).first)
         #expect(check.price == 2)
         #expect(check.destination == "Lisbon")

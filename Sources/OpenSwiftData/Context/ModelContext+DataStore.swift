@@ -253,7 +253,10 @@ extension ModelContext {
         let deletedIDs = deleted
         let deletedModels = deletedIDs.filter { !$0.isTemporary }.compactMap { registry[$0] }
         let outcome = try external.save(
-            inserted: insertedModels, updated: changedModels, deleted: deletedModels, editingState: editingState)
+            inserted: insertedModels, updated: changedModels, deleted: deletedModels, editingState: editingState,
+            conflictPolicy: conflictPolicy,
+            changedProperties: Dictionary(uniqueKeysWithValues: changedModels.map { ($0.modelBacking.identifier, changedPropertyNames(of: $0)) }),
+            readSnapshots: conflictPolicy == .failOnConflict ? readSnapshots(of: changedModels + deletedModels) : [:])
         // Every insert needs its permanent identifier; without one the context keeps its
         // changes (the store saved them, so saving again may insert them twice).
         for model in insertedModels where outcome.remapped[model.modelBacking.identifier]?.isTemporary ?? true {

@@ -21,6 +21,9 @@ extension ModelContext {
     /// relationship counts. An insert whose unique key exists updates that model
     /// instead (upsert), and the inserted instance takes its identifier. Ends the
     /// undo group of the changes so far.
+    ///
+    /// Models another writer saved since this context read them are merged property
+    /// by property, or refused with `SaveConflictError` (`conflictPolicy`).
     public func save() throws {
         // The save's cascades and nullifications join the undo group of the deletes
         // that caused them; the group ends with the save.
@@ -113,9 +116,15 @@ extension ModelContext {
             deletedIDs.append(id)
         }
 
+        if conflictPolicy == .failOnConflict {
+            changes.expectations = try conflictExpectations(changed: changedModels, deleted: deletedIDs)
+        }
+
         let result: CommitResult
         do {
             result = try container.store.commit(changes)
+        } catch let .conflict(changed, deleted) {
+            throw saveConflict(changed: changed, deleted: deleted)
         } catch {
             throw error.apiError
         }

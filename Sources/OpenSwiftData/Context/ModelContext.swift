@@ -12,6 +12,10 @@ public class ModelContext: Equatable, SendableMetatype {
     public let container: ModelContainer
     /// Recorded with each save, for history.
     public var author: String?
+    /// What a save does about models another writer saved after this context read
+    /// them: merge by property (the default, as SwiftData does) or throw
+    /// `SaveConflictError` (`ModelContext.ConflictPolicy`). OpenSwiftData.
+    public var conflictPolicy: ConflictPolicy = .mergeByProperty
     /// Saves shortly after changes when on; on for `mainContext`, off otherwise.
     public var autosaveEnabled = false {
         didSet { if autosaveEnabled, hasChanges { scheduleAutosave() } }

@@ -51,15 +51,39 @@ public struct DataStoreSaveChangesRequest<SnapshotType: DataStoreSnapshot>: Send
     public let inserted: [SnapshotType]
     public let updated: [SnapshotType]
     public let deleted: [SnapshotType]
+    /// OpenSwiftData: the saving context's `conflictPolicy`. Under `failOnConflict`
+    /// a store compares each updated and deleted model as the context read it
+    /// (`readSnapshots`) with what it holds, and throws `SaveConflictError` when they
+    /// differ; a store that cannot throws `DataStoreError.unsupportedFeature` rather
+    /// than let a conflict through.
+    public let conflictPolicy: ModelContext.ConflictPolicy
+    /// OpenSwiftData: under `failOnConflict`, each updated and deleted model as the
+    /// context last read it (or last saved it), by identifier; empty otherwise.
+    public let readSnapshots: [PersistentIdentifier: DefaultSnapshot]
+    /// OpenSwiftData: per updated snapshot, the names of the properties the context
+    /// changed since it read the model, which a store merging by property writes
+    /// (the snapshot's other values are what the context last read). A snapshot not
+    /// listed counts as changed whole.
+    public let changedProperties: [PersistentIdentifier: Set<String>]
 
     /// OpenSwiftData: public, as `EditingState.init` is.
     public init(
-        editingState: EditingState, inserted: [SnapshotType] = [], updated: [SnapshotType] = [], deleted: [SnapshotType] = []
+        editingState: EditingState, inserted: [SnapshotType] = [], updated: [SnapshotType] = [], deleted: [SnapshotType] = [],
+        conflictPolicy: ModelContext.ConflictPolicy = .mergeByProperty, changedProperties: [PersistentIdentifier: Set<String>] = [:],
+        readSnapshots: [PersistentIdentifier: DefaultSnapshot] = [:]
     ) {
         self.editingState = editingState
         self.inserted = inserted
         self.updated = updated
         self.deleted = deleted
+        self.conflictPolicy = conflictPolicy
+        self.changedProperties = changedProperties
+        self.readSnapshots = readSnapshots
+    }
+
+    /// Whether the context changed property `name` of updated snapshot `id`.
+    public func changed(_ name: String, of id: PersistentIdentifier) -> Bool {
+        changedProperties[id]?.contains(name) ?? true
     }
 }
 

@@ -77,7 +77,11 @@ public final class DefaultStore: DataStore, DataStoreBatching, HistoryProviding 
     ///
     /// The result maps each inserted snapshot's identifier to its permanent one and
     /// reregisters the inserted snapshots as stored (an upsert merges values).
+    ///
+    /// Each call's context is new, so the store cannot tell what the requesting
+    /// context read: `failOnConflict` throws `DataStoreError.unsupportedFeature`.
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        guard request.conflictPolicy == .mergeByProperty else { throw DataStoreError.unsupportedFeature }
         let context = context(request.editingState)
         var models: [PersistentIdentifier: any PersistentModel] = [:]
         var inserted: [(PersistentIdentifier, any PersistentModel)] = []
@@ -99,8 +103,14 @@ public final class DefaultStore: DataStore, DataStoreBatching, HistoryProviding 
             models[snapshot.persistentIdentifier] = stored
             updated.append((snapshot, stored))
         }
-        for (snapshot, model) in request.inserted.map({ ($0, models[$0.persistentIdentifier]!) }) + updated {
-            write(snapshot, to: model.modelBacking, in: context, resolve: lookup)
+        for snapshot in request.inserted {
+            write(snapshot, to: models[snapshot.persistentIdentifier]!.modelBacking, in: context, resolve: lookup, writing: { _ in true })
+        }
+        for (snapshot, model) in updated {
+            // Merged by property: what the context did not change keeps the stored value.
+            write(snapshot, to: model.modelBacking, in: context, resolve: lookup) {
+                request.changed($0, of: snapshot.persistentIdentifier)
+            }
         }
         for (_, model) in inserted { context.insertGraph(from: [model]) }
         for snapshot in request.deleted {
@@ -136,21 +146,22 @@ public final class DefaultStore: DataStore, DataStoreBatching, HistoryProviding 
         return model
     }
 
-    /// Writes the snapshot's values over the backing's: attributes that differ, and
-    /// relationships (their inverses come with the related models' own snapshots).
+    /// Writes the snapshot's values of the properties `writing` names over the
+    /// backing's: attributes that differ, and relationships (their inverses come with
+    /// the related models' own snapshots).
     private func write(
         _ snapshot: DefaultSnapshot, to backing: any ModelBacking, in context: ModelContext,
-        resolve: (PersistentIdentifier) -> (any PersistentModel)?
+        resolve: (PersistentIdentifier) -> (any PersistentModel)?, writing: (String) -> Bool
     ) {
         let layout = backing.layout
         var values = backing.values
-        for (i, attribute) in layout.attributes.enumerated() {
+        for (i, attribute) in layout.attributes.enumerated() where writing(attribute.name) {
             guard case let .value(value)? = snapshot.entries[attribute.name], values[i] != value else { continue }
             values[i] = value
             if backing.committed != nil { backing.dirty.insert(i) }
         }
         backing.values = values
-        for (j, relationship) in layout.relationships.enumerated() {
+        for (j, relationship) in layout.relationships.enumerated() where writing(relationship.name) {
             let ids: [PersistentIdentifier]
             switch snapshot.entries[relationship.name] {
             case let .toOne(id)?: ids = id.map { [$0] } ?? []

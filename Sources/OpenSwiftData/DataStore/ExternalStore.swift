@@ -19,7 +19,8 @@ protocol ExternalStore: AnyObject, Sendable {
     ) throws -> [PersistentIdentifier]
     func save(
         inserted: [any PersistentModel], updated: [any PersistentModel], deleted: [any PersistentModel],
-        editingState: EditingState
+        editingState: EditingState, conflictPolicy: ModelContext.ConflictPolicy, changedProperties: [PersistentIdentifier: Set<String>],
+        readSnapshots: [PersistentIdentifier: DefaultSnapshot]
     ) throws -> ExternalSave
     func cachedSnapshots(_ ids: [PersistentIdentifier], editingState: EditingState) throws -> [PersistentIdentifier: DefaultSnapshot]
     func erase() throws
@@ -78,14 +79,16 @@ final class ExternalStoreBox<S: DataStore>: ExternalStore, @unchecked Sendable {
 
     func save(
         inserted: [any PersistentModel], updated: [any PersistentModel], deleted: [any PersistentModel],
-        editingState: EditingState
+        editingState: EditingState, conflictPolicy: ModelContext.ConflictPolicy, changedProperties: [PersistentIdentifier: Set<String>],
+        readSnapshots: [PersistentIdentifier: DefaultSnapshot]
     ) throws -> ExternalSave {
         var related: [PersistentIdentifier: any BackingData] = [:]
         func snapshots(_ models: [any PersistentModel]) -> [S.Snapshot] {
             models.map { S.Snapshot(from: $0.anyBackingData, relatedBackingDatas: &related) }
         }
         let request = DataStoreSaveChangesRequest(
-            editingState: editingState, inserted: snapshots(inserted), updated: snapshots(updated), deleted: snapshots(deleted))
+            editingState: editingState, inserted: snapshots(inserted), updated: snapshots(updated), deleted: snapshots(deleted),
+            conflictPolicy: conflictPolicy, changedProperties: changedProperties, readSnapshots: readSnapshots)
         let result = try serialized { try store.save(request) }
         return ExternalSave(
             remapped: result.remappedIdentifiers, reregister: try result.snapshotsToReregister.mapValues(SnapshotReader.read))

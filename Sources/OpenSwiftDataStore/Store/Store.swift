@@ -226,6 +226,7 @@ public final class Store: Sendable {
             throw .unknownEntity("#\(insert.entity) (its inserted columns are not the entity's)")
         }
         try checkIdentifierLimit(of: changes, in: version)
+        try checkExpectations(of: changes, in: version)
         version.prepareSpatialIndexes(for: changes)
         var deleted: [EntityRow] = []
         var keyed: [[Int]?] = Array(repeating: nil, count: changes.deletes.isEmpty ? 0 : schema.entities.count)
@@ -365,6 +366,23 @@ public final class Store: Sendable {
             inserted: inserted, updated: updated, deleted: deleted, written: written)
         result.replacedRows = replacedRows
         return result
+    }
+
+    /// Optimistic concurrency: every row the saver expects as it read it is still so,
+    /// or the commit throws before anything changes, naming each row that moved.
+    /// - Complexity: O(expected rows × slots)
+    private static func checkExpectations(of changes: ChangeSet, in version: StoreVersion) throws(StoreError) {
+        guard !changes.expectations.isEmpty else { return }
+        var changed: [EntityRow] = [], deleted: [EntityRow] = []
+        for expected in changes.expectations {
+            let key = EntityRow(entity: expected.entity, id: expected.id)
+            guard let row = version.row(expected.id, of: expected.entity) else {
+                if expected.goneIsConflict { deleted.append(key) }
+                continue
+            }
+            if row != expected.row { changed.append(key) }
+        }
+        guard changed.isEmpty, deleted.isEmpty else { throw .conflict(changed: changed, deleted: deleted) }
     }
 
     /// Identifiers are never reused, and the document format (its reader) and the

@@ -10,6 +10,9 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The commit would cross a limit of the store or of its document format (row
     /// identifiers of an entity used up, say); nothing was published or written.
     case limitExceeded(String)
+    /// Rows a commit expected unchanged (`ChangeSet.expectations`) were changed or
+    /// deleted by another writer since they were read; nothing was published or written.
+    case conflict(changed: [EntityRow], deleted: [EntityRow])
 
     public var description: String {
         switch self {
@@ -21,6 +24,8 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
             error.description
         case let .limitExceeded(reason):
             "limit exceeded: \(reason)"
+        case let .conflict(changed, deleted):
+            "conflict: \(changed.count) row(s) changed and \(deleted.count) deleted by another writer since they were read"
         }
     }
 }

@@ -62,11 +62,33 @@ public struct ChangeSet: Sendable {
         }
     }
 
+    /// A row as the saver last read it, which the commit expects to find unchanged
+    /// (optimistic concurrency, `ModelContext.ConflictPolicy.failOnConflict`).
+    public struct Expectation: Sendable {
+        public var entity: Int
+        public var id: RowID
+        public var row: Row
+        /// Whether the row being gone is a conflict (an update's) or what was asked
+        /// anyway (a delete's).
+        public var goneIsConflict: Bool
+        public init(entity: Int, id: RowID, row: Row, goneIsConflict: Bool) {
+            self.entity = entity
+            self.id = id
+            self.row = row
+            self.goneIsConflict = goneIsConflict
+        }
+    }
+
     public var inserts: [Insert] = []
     /// Inserts held in columns (one per entity is stored in bulk).
     public var columnInserts: [ColumnInsert] = []
     public var updates: [Update] = []
     public var deletes: [Delete] = []
+    /// Rows the commit checks before it changes anything: one another writer changed
+    /// or deleted since it was read throws `StoreError.conflict`. Empty by default:
+    /// then updates write their slots over whatever is stored (the last writer wins,
+    /// property by property).
+    public var expectations: [Expectation] = []
     /// Who made the change (`ModelContext.author`), kept for history.
     public var author: String?
     /// Whether the result should keep the rows upserts replaced

@@ -138,4 +138,29 @@ import Testing
         let expected = try #require(id)
         #expect(store.states == ["begin \(expected)", "end \(expected)"])
     }
+
+    /// The concurrency contract through a custom store: saves of two contexts merge
+    /// property by property; `failOnConflict` reaches `DefaultStore`, which cannot keep
+    /// it (it knows no context's reads) and says so rather than let a conflict through.
+    @Test func savesThroughAForwardingStoreMergeByPropertyAndRefuseFailOnConflict() throws {
+        let (container, _) = try forwarding(ModelConfiguration(schema: schema, isStoredInMemoryOnly: true))
+        let seed = ModelContext(container)
+        seed.insert(Excursion(name: "Sintra", destination: "Sintra", startDate: Self.start, price: 30))
+        try seed.save()
+        let a = ModelContext(container), b = ModelContext(container)
+        let mine = try #require(try a.fetch(FetchDescriptor<Excursion>()).first)
+        let theirs = try #require(try b.fetch(FetchDescriptor<Excursion>()).first)
+        mine.price = 35
+        theirs.destination = "Cascais"
+        try a.save()
+        try b.save()
+        let check = try #require(try ModelContext(container).fetch(FetchDescriptor<Excursion>()).first)
+        #expect(check.price == 35)
+        #expect(check.destination == "Cascais")
+
+        b.conflictPolicy = .failOnConflict
+        theirs.price = 36
+        #expect(throws: DataStoreError.unsupportedFeature) { try b.save() }
+        #expect(b.hasChanges)
+    }
 }

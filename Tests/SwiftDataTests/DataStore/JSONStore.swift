@@ -47,6 +47,19 @@ final class JSONStore: DataStore {
     func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         var remappedIdentifiers = [PersistentIdentifier: PersistentIdentifier]()
         var stored = try read()
+        if request.conflictPolicy == .failOnConflict {
+            // Optimistic concurrency: what the context read must still be what is stored.
+            var changed: [PersistentIdentifier] = [], deleted: [PersistentIdentifier] = []
+            for snapshot in request.updated + request.deleted {
+                let id = snapshot.persistentIdentifier
+                guard let now = stored[id] else {
+                    if request.updated.contains(where: { $0.persistentIdentifier == id }) { deleted.append(id) }
+                    continue
+                }
+                if let read = request.readSnapshots[id], read != now { changed.append(id) }
+            }
+            guard changed.isEmpty, deleted.isEmpty else { throw SaveConflictError(changed: changed, deleted: deleted) }
+        }
         // Permanent identifiers first, so snapshots inserted together can name each other.
         for snapshot in request.inserted {
             remappedIdentifiers[snapshot.persistentIdentifier] = try PersistentIdentifier.identifier(

@@ -58,7 +58,11 @@ actor TripRepository {
         return TripBody(trip)
     }
 
+    /// Changes the trip's fields the change names. Optimistic: if another request
+    /// (or server) saved the trip between this read and this save, nothing is written
+    /// and `SaveConflictError` says so, rather than a change acknowledged and lost.
     func change(_ name: String, _ change: TripChange) throws -> TripBody? {
+        modelContext.conflictPolicy = .failOnConflict
         guard let trip = try find(name) else { return nil }
         if let destination = change.destination { trip.destination = destination }
         if let startDate = change.startDate { trip.startDate = startDate }
@@ -68,7 +72,10 @@ actor TripRepository {
         return TripBody(trip)
     }
 
+    /// Deletes the trip, unless another request saved it since this one read it
+    /// (`SaveConflictError`).
     func delete(_ name: String) throws -> Bool {
+        modelContext.conflictPolicy = .failOnConflict
         guard let trip = try find(name) else { return false }
         modelContext.delete(trip)
         try modelContext.save()

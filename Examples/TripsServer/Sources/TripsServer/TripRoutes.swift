@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import OpenSwiftDataPostgres
 import SwiftData
 
 /// The API: `/trips` (list, search, create), `/trips/:name` (read, change, delete),
@@ -52,15 +51,18 @@ struct TripRoutes: Sendable {
             do {
                 guard let trip = try await repository().change(name, change) else { throw HTTPError(.notFound) }
                 return trip
-            } catch let error as PostgresStoreError {
-                // Another server saved this trip since this request read it: nothing changed.
-                guard case .conflict = error else { throw error }
+            } catch is SaveConflictError {
+                // Another request or server saved this trip since this request read it: nothing changed.
                 throw HTTPError(.conflict, message: "\(name) changed meanwhile: read it again")
             }
         }
         router.delete("trips/:name") { _, context -> HTTPResponse.Status in
             let name = try context.parameters.require("name")
-            return try await repository().delete(name) ? .noContent : .notFound
+            do {
+                return try await repository().delete(name) ? .noContent : .notFound
+            } catch is SaveConflictError {
+                throw HTTPError(.conflict, message: "\(name) changed meanwhile: read it again")
+            }
         }
         router.get("changes") { request, _ -> ChangeFeed in
             let after = try request.uri.queryParameters.get("after").map(ChangeFeed.token(from:))
@@ -94,9 +96,13 @@ struct ChangeFeed: ResponseEncodable {
         try JSONEncoder().encode(token).base64EncodedString()
     }
 
+    /// The token `text` stands for; anything else (not base64, or base64 of
+    /// something that is not a token) is the client's mistake: 400.
     static func token(from text: String) throws -> DefaultHistoryToken {
-        guard let data = Data(base64Encoded: text) else { throw HTTPError(.badRequest, message: "not a change token") }
-        return try JSONDecoder().decode(DefaultHistoryToken.self, from: data)
+        guard let data = Data(base64Encoded: text), let token = try? JSONDecoder().decode(DefaultHistoryToken.self, from: data) else {
+            throw HTTPError(.badRequest, message: "not a change token")
+        }
+        return token
     }
 }
 
