@@ -290,6 +290,9 @@ public final class PostgresStore: DataStore {
         let strict = request.conflictPolicy == .failOnConflict
         // Conflicts are gathered, so the error names them all; the transaction rolls back.
         var conflicts = (changed: [PersistentIdentifier](), deleted: [PersistentIdentifier]())
+        // Updated rows whose to-many lists took in other writers' changes: the context's
+        // models take the stored lists.
+        var mergedRows: [(EntityDescription, Int64)] = []
         // Saves commit their history in generation order (see PostgresStore+History).
         try execute("SELECT pg_advisory_xact_lock(7007202611)")
         var changes: [StoredChange] = []
@@ -351,20 +354,26 @@ public final class PostgresStore: DataStore {
             let entity = try entity(of: snapshot.persistentIdentifier)
             let id = try rowKey(snapshot.persistentIdentifier)
             let writing = { (name: String) in request.changed(name, of: snapshot.persistentIdentifier) }
-            let slots = try changedSlots(snapshot, of: entity, row: id, remapped: remapped, writing: writing)
+            let read = request.readSnapshots[snapshot.persistentIdentifier]
+            let stored = try storedSnapshot(entity, id)
             if strict {
-                switch try check(entity, id, against: request.readSnapshots[snapshot.persistentIdentifier]) {
+                switch check(entity, stored: stored, against: read) {
                 case .asRead: break
                 case .changedSince: conflicts.changed.append(snapshot.persistentIdentifier); continue
                 case .gone: conflicts.deleted.append(snapshot.persistentIdentifier); continue
                 }
             }
             // A row another writer deleted stays deleted: the delete wins.
-            if try update(
-                entity, id: id, snapshot: snapshot, remapped: remapped, attributes: true, skipEmpty: false, writing: writing),
-               !slots.isEmpty {
-                changes.append(.updated(entity: try entityIndex(entity), id: RowID(id), slots: slots))
+            guard let stored else { continue }
+            let new = snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped)
+            let (effective, merged) = mergingLists(new, read: read, stored: stored, of: entity, writing: writing)
+            if merged { mergedRows.append((entity, id)) }
+            let slots = writtenSlots(effective, of: entity).filter {
+                let name = entity.name(ofSlot: $0)
+                return writing(name) && stored.entries[name] != effective.entries[name]
             }
+            try update(entity, id: id, snapshot: effective, remapped: [:], attributes: true, skipEmpty: false, writing: writing)
+            if !slots.isEmpty { changes.append(.updated(entity: try entityIndex(entity), id: RowID(id), slots: slots)) }
         }
         for snapshot in request.deleted {
             let entity = try entity(of: snapshot.persistentIdentifier)
@@ -374,7 +383,8 @@ public final class PostgresStore: DataStore {
             var binds = PostgresBindings()
             binds.append(id)
             // Gone already is what was asked; changed since is a conflict.
-            if strict, try check(entity, id, against: request.readSnapshots[snapshot.persistentIdentifier]) == .changedSince {
+            if strict, try check(entity, stored: storedSnapshot(entity, id), against: request.readSnapshots[snapshot.persistentIdentifier])
+                == .changedSince {
                 conflicts.changed.append(snapshot.persistentIdentifier)
                 continue
             }
@@ -390,7 +400,7 @@ public final class PostgresStore: DataStore {
         // Upserted rows merged values: the context's models take the stored ones, and
         // so do the rows whose inverses were repaired.
         var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
-        for (entity, id) in repaired {
+        for (entity, id) in repaired + mergedRows {
             var binds = PostgresBindings()
             binds.append(id)
             guard let row = try execute("SELECT \(selectList(entity)) FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).rows.first else { continue }
@@ -467,22 +477,38 @@ public final class PostgresStore: DataStore {
         (0..<entity.slotCount).filter { snapshot.entries[entity.name(ofSlot: $0)] != nil }
     }
 
-    /// The slots of the properties `writing` names whose values `snapshot` changes in
-    /// stored row `row`, ascending (for history).
-    private func changedSlots(
-        _ snapshot: DefaultSnapshot, of entity: EntityDescription, row: Int64, remapped: [PersistentIdentifier: PersistentIdentifier],
-        writing: (String) -> Bool
-    ) throws -> [Int] {
+    /// Row `id` of `entity` as stored, or nil when there is none.
+    private func storedSnapshot(_ entity: EntityDescription, _ id: Int64) throws -> DefaultSnapshot? {
         var binds = PostgresBindings()
-        binds.append(row)
-        guard let stored = try execute("SELECT \(selectList(entity)) FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).rows.first
-        else { return [] }
-        let old = try self.snapshot(stored, of: entity)
-        let new = snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped)
-        return writtenSlots(snapshot, of: entity).filter {
-            let name = entity.name(ofSlot: $0)
-            return writing(name) && old.entries[name] != new.entries[name]
+        binds.append(id)
+        return try execute("SELECT \(selectList(entity)) FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).rows.first
+            .map { try snapshot($0, of: entity) }
+    }
+
+    /// `new` with each changed to-many list (those `writing` names) made what the
+    /// context added to and removed from its reading (`read`), applied to the stored
+    /// list, so another writer's changes to the list since stay, as the engine merges
+    /// them; and whether that gave a list other than the context's.
+    private func mergingLists(
+        _ new: DefaultSnapshot, read: DefaultSnapshot?, stored: DefaultSnapshot, of entity: EntityDescription,
+        writing: (String) -> Bool
+    ) -> (DefaultSnapshot, Bool) {
+        guard let read else { return (new, false) }
+        var effective = new
+        var merged = false
+        for relationship in entity.relationships where relationship.isToMany && writing(relationship.name) {
+            guard case let .toMany(old)? = read.entries[relationship.name], case let .toMany(mine)? = new.entries[relationship.name],
+                  case let .toMany(now)? = stored.entries[relationship.name] else { continue }
+            let before = Set(old), after = Set(mine)
+            var list = now.filter { !(before.contains($0) && !after.contains($0)) }
+            var listed = Set(list)
+            for id in mine where !before.contains(id) && listed.insert(id).inserted { list.append(id) }
+            if list != mine {
+                merged = true
+                effective.entries[relationship.name] = .toMany(list)
+            }
         }
+        return (effective, merged)
     }
 
     /// How a stored row compares with the context's reading of it.
@@ -499,13 +525,9 @@ public final class PostgresStore: DataStore {
     /// compare as sets: their order is not the model's.
     /// (Saves run one at a time, under the history lock, so nothing changes it between
     /// this check and the write.)
-    private func check(_ entity: EntityDescription, _ id: Int64, against read: DefaultSnapshot?) throws -> ReadCheck {
-        var binds = PostgresBindings()
-        binds.append(id)
-        guard let stored = try execute("SELECT \(selectList(entity)) FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).rows.first
-        else { return .gone }
+    private func check(_ entity: EntityDescription, stored: DefaultSnapshot?, against read: DefaultSnapshot?) -> ReadCheck {
+        guard let now = stored else { return .gone }
         guard let read else { return .asRead }
-        let now = try snapshot(stored, of: entity)
         for attribute in entity.attributes {
             guard let expected = read.entries[attribute.name] else { continue }
             if now.entries[attribute.name] != expected { return .changedSince }

@@ -55,6 +55,50 @@ import Testing
         #expect(check.price == 11 && check.seats == 9)
     }
 
+    /// To-many relationships merge by what each context added and removed (as Core
+    /// Data's merge by property does), so two writers adding children to one parent
+    /// both land, and both sides of the relationship agree.
+    @Test(arguments: StoreKind.available)
+    func toManyRelationshipsMergeByTheirChanges(_ kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let (container, a, mine, b, theirs) = try twoReaders(location)
+        let ana = Traveller(name: "Ana"), rui = Traveller(name: "Rui")
+        a.insert(ana)
+        b.insert(rui)
+        try a.save()
+        try b.save()
+        let first = Leg(title: "Alfama", order: 0), second = Leg(title: "Belém", order: 1)
+        a.insert(first)
+        first.voyage = mine
+        mine.travellers.append(ana)
+        b.insert(second)
+        second.voyage = theirs
+        theirs.travellers.append(rui)
+        try a.save()
+        try b.save()
+        let reader = ModelContext(container)
+        let stored = try only(reader)
+        #expect(Set(stored.legs.map(\.title)) == ["Alfama", "Belém"])
+        #expect(Set(stored.travellers.map(\.name)) == ["Ana", "Rui"])
+        let legs = try reader.fetch(FetchDescriptor<Leg>())
+        #expect(legs.allSatisfy { $0.voyage?.code == "SHARED" })
+        let travellers = try reader.fetch(FetchDescriptor<Traveller>())
+        #expect(travellers.allSatisfy { $0.voyages.map(\.code) == ["SHARED"] })
+        // A removal merges the same way: A drops Ana while B adds a leg.
+        mine.travellers.removeAll { $0.name == "Ana" }
+        let third = Leg(title: "Graça", order: 2)
+        b.insert(third)
+        third.voyage = theirs
+        try a.save()
+        try b.save()
+        let check = ModelContext(container)
+        let final = try only(check)
+        #expect(Set(final.travellers.map(\.name)) == ["Rui"])
+        #expect(Set(final.legs.map(\.title)) == ["Alfama", "Belém", "Graça"])
+        #expect(try check.fetch(FetchDescriptor<Traveller>()).first { $0.name == "Ana" }?.voyages.isEmpty == true)
+    }
+
     @Test(arguments: StoreKind.available)
     func aChangeToAModelAnotherWriterDeletedIsDroppedByDefault(_ kind: StoreKind) throws {
         let location = try kind.makeLocation()

@@ -256,7 +256,7 @@ extension ModelContext {
             inserted: insertedModels, updated: changedModels, deleted: deletedModels, editingState: editingState,
             conflictPolicy: conflictPolicy,
             changedProperties: Dictionary(uniqueKeysWithValues: changedModels.map { ($0.modelBacking.identifier, changedPropertyNames(of: $0)) }),
-            readSnapshots: conflictPolicy == .failOnConflict ? readSnapshots(of: changedModels + deletedModels) : [:])
+            readSnapshots: readSnapshots(of: conflictPolicy == .failOnConflict ? changedModels + deletedModels : changedModels))
         // Every insert needs its permanent identifier; without one the context keeps its
         // changes (the store saved them, so saving again may insert them twice).
         for model in insertedModels where outcome.remapped[model.modelBacking.identifier]?.isTemporary ?? true {

@@ -97,6 +97,10 @@ extension ModelContext {
             changes.columnInserts.append(.init(entity: entity, table: table, temporaryRows: ids))
         }
         var changedModels: [(Int, any PersistentModel)] = []
+        // The to-many lists of changed models as this context has them: where the
+        // stored list came out otherwise (another context's changes merged in), the
+        // model's resolved relationships go, and it reads the stored ones.
+        var sentLists: [PersistentIdentifier: [Int: Value]] = [:]
         for id in changed.sorted() {
             guard let model = registry[id] else { continue }
             let backing = model.modelBacking
@@ -105,8 +109,19 @@ extension ModelContext {
             let entity = try container.entityIndex(of: backing.layout.modelType)
             let full = row(of: backing)
             var values: [Int: Value] = [:]
-            for slot in backing.dirty { values[slot] = full[slot] }
-            changes.updates.append(.init(entity: entity, id: RowID(id.id.key), values: values))
+            var lists: [Int: ChangeSet.ListChange] = [:]
+            let layout = backing.layout, committed = backing.committed
+            for slot in backing.dirty {
+                // A to-many goes as what this context added and removed, merged into the
+                // stored list: another context's additions since stay.
+                if let committed, slot >= layout.attributes.count, layout.relationships[slot - layout.attributes.count].isToMany {
+                    lists[slot] = ChangeSet.ListChange(from: committed[slot], to: full[slot])
+                    sentLists[id, default: [:]][slot] = full[slot]
+                } else {
+                    values[slot] = full[slot]
+                }
+            }
+            changes.updates.append(.init(entity: entity, id: RowID(id.id.key), values: values, listChanges: lists))
             changedModels.append((entity, model))
         }
         var deletedIDs: [PersistentIdentifier] = []
@@ -228,8 +243,12 @@ extension ModelContext {
         precondition(inserts.next() == nil, "a save stored more inserts than it had pending")
         for (entity, model) in changedModels {
             let backing = model.modelBacking
-            if version.tables[entity].contains(RowID(backing.identifier.id.key)) {
-                backing.refault(from: version.tables[entity], generation: result.generation, keepingRelationships: true)
+            let rowID = RowID(backing.identifier.id.key)
+            if version.tables[entity].contains(rowID) {
+                let merged = sentLists[backing.identifier]?.contains {
+                    Self.listMerged(stored: version.tables[entity].value(rowID, slot: $0.key), sent: $0.value)
+                } ?? false
+                backing.refault(from: version.tables[entity], generation: result.generation, keepingRelationships: !merged)
             } else {
                 // Another context deleted the row meanwhile, and the delete won: the model
                 // keeps the values it has rather than reading a row that is gone.
@@ -272,6 +291,19 @@ extension ModelContext {
             throw error
         }
         try save()
+    }
+
+    /// Whether a stored to-many list holds other rows than the context sent (another
+    /// context's changes were merged in). Inserts of the save are in the sent list
+    /// under temporary rows: then the rows must be the permanent ones sent plus as many
+    /// more. (An upsert that made two mentions one counts as merged: the model reads the
+    /// stored list again, which is right anyway.)
+    static func listMerged(stored: Value?, sent: Value) -> Bool {
+        let rows = stored?.referencedRows ?? [], sentRows = sent.referencedRows
+        let permanent = sentRows.filter { !$0.isTemporary }
+        if permanent.count == sentRows.count { return rows != sentRows }
+        let stored = Set(rows)
+        return rows.count != sentRows.count || !permanent.allSatisfy(stored.contains)
     }
 
     /// Makes the models related to `displaced` refer to `replacement` on the inverse side.

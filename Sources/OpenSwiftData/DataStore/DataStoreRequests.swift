@@ -57,8 +57,10 @@ public struct DataStoreSaveChangesRequest<SnapshotType: DataStoreSnapshot>: Send
     /// differ; a store that cannot throws `DataStoreError.unsupportedFeature` rather
     /// than let a conflict through.
     public let conflictPolicy: ModelContext.ConflictPolicy
-    /// OpenSwiftData: under `failOnConflict`, each updated and deleted model as the
-    /// context last read it (or last saved it), by identifier; empty otherwise.
+    /// OpenSwiftData: each updated model (and under `failOnConflict` each deleted
+    /// one) as the context last read or saved it, by identifier: what a store compares
+    /// with what it holds for `failOnConflict`, and what a to-many list's change is
+    /// taken against when merging (what the context added and removed since).
     public let readSnapshots: [PersistentIdentifier: DefaultSnapshot]
     /// OpenSwiftData: per updated snapshot, the names of the properties the context
     /// changed since it read the model, which a store merging by property writes

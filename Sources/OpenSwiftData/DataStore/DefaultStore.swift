@@ -107,8 +107,9 @@ public final class DefaultStore: DataStore, DataStoreBatching, HistoryProviding 
             write(snapshot, to: models[snapshot.persistentIdentifier]!.modelBacking, in: context, resolve: lookup, writing: { _ in true })
         }
         for (snapshot, model) in updated {
-            // Merged by property: what the context did not change keeps the stored value.
-            write(snapshot, to: model.modelBacking, in: context, resolve: lookup) {
+            // Merged by property: what the context did not change keeps the stored value,
+            // and a to-many list takes what the context added and removed.
+            write(snapshot, to: model.modelBacking, in: context, resolve: lookup, read: request.readSnapshots[snapshot.persistentIdentifier]) {
                 request.changed($0, of: snapshot.persistentIdentifier)
             }
         }
@@ -151,7 +152,7 @@ public final class DefaultStore: DataStore, DataStoreBatching, HistoryProviding 
     /// the related models' own snapshots).
     private func write(
         _ snapshot: DefaultSnapshot, to backing: any ModelBacking, in context: ModelContext,
-        resolve: (PersistentIdentifier) -> (any PersistentModel)?, writing: (String) -> Bool
+        resolve: (PersistentIdentifier) -> (any PersistentModel)?, read: DefaultSnapshot? = nil, writing: (String) -> Bool
     ) {
         let layout = backing.layout
         var values = backing.values
@@ -168,8 +169,15 @@ public final class DefaultStore: DataStore, DataStoreBatching, HistoryProviding 
             case let .toMany(list)?: ids = list
             default: continue
             }
-            let related = ids.compactMap(resolve)
             let current = backing.relatedModels(j).map(\.persistentModelID)
+            var wanted = ids
+            if relationship.isToMany, case let .toMany(old)? = read?.entries[relationship.name] {
+                let before = Set(old), after = Set(ids)
+                wanted = current.filter { !(before.contains($0) && !after.contains($0)) }
+                var listed = Set(wanted)
+                for id in ids where !before.contains(id) && listed.insert(id).inserted { wanted.append(id) }
+            }
+            let related = wanted.compactMap(resolve)
             if current != related.map(\.persistentModelID) { backing.setRelated(j, to: related) }
         }
         if !backing.dirty.isEmpty { context.noteChange(of: backing.identifier) }

@@ -342,6 +342,7 @@ public final class Store: Sendable {
             // A row another context deleted meanwhile stays deleted: the delete wins.
             guard var row = version.row(id, of: update.entity) else { continue }
             for (slot, value) in update.values { row[slot] = value }
+            for (slot, change) in update.listChanges { row[slot] = change.applied(to: row[slot]) }
             if let clash = version.conflict(for: row, entity: update.entity, excluding: id) {
                 throw violation(schema.entities[update.entity], clash.constraint, clash.key)
             }

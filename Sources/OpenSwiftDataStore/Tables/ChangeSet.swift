@@ -19,10 +19,42 @@ public struct ChangeSet: Sendable {
         public var id: RowID
         /// Changed slots and their new values.
         public var values: [Int: Value]
-        public init(entity: Int, id: RowID, values: [Int: Value]) {
+        /// Changed to-many slots, as what the saver added and removed: applied to the
+        /// stored list, so another writer's changes to the list since stay (Core
+        /// Data's merge of to-many relationships).
+        public var listChanges: [Int: ListChange]
+        public init(entity: Int, id: RowID, values: [Int: Value], listChanges: [Int: ListChange] = [:]) {
             self.entity = entity
             self.id = id
             self.values = values
+            self.listChanges = listChanges
+        }
+    }
+
+    /// What a saver did to a to-many relationship's list since it read it.
+    public struct ListChange: Sendable, Equatable {
+        /// Rows now listed that were not, in the saver's order.
+        public var added: [RowID]
+        public var removed: Set<RowID>
+
+        /// The change from `old` to `new` (the saver's reading and its value).
+        /// - Complexity: O(old + new)
+        public init(from old: Value, to new: Value) {
+            let before = Set(old.referencedRows), after = new.referencedRows
+            let kept = Set(after)
+            added = after.filter { !before.contains($0) }
+            removed = before.subtracting(kept)
+        }
+
+        /// `stored` with the rows removed taken out and the rows added appended
+        /// (those it lists already stay where they are).
+        /// - Complexity: O(stored + added)
+        public func applied(to stored: Value) -> Value {
+            var rows = stored.referencedRows
+            if !removed.isEmpty { rows.removeAll { removed.contains($0) } }
+            var listed = Set(rows)
+            for row in added where listed.insert(row).inserted { rows.append(row) }
+            return .references(rows)
         }
     }
 

@@ -157,6 +157,17 @@ import Testing
         let check = try #require(try ModelContext(container).fetch(FetchDescriptor<Excursion>()).first)
         #expect(check.price == 35)
         #expect(check.destination == "Cascais")
+        // Stops added by both contexts both land: the list merges by its changes.
+        let first = ExcursionStop(title: "Palácio"), second = ExcursionStop(title: "Castelo")
+        a.insert(first)
+        mine.stops.append(first)
+        b.insert(second)
+        theirs.stops.append(second)
+        try a.save()
+        try b.save()
+        let reader = ModelContext(container)
+        let stored = try #require(try reader.fetch(FetchDescriptor<Excursion>()).first)
+        #expect(Set(stored.stops.map(\.title)) == ["Palácio", "Castelo"])
 
         b.conflictPolicy = .failOnConflict
         theirs.price = 36
