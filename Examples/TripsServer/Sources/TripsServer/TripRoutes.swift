@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import OpenSwiftDataPostgres
 import SwiftData
 
 /// The API: `/trips` (list, search, create), `/trips/:name` (read, change, delete),
@@ -25,7 +26,11 @@ struct TripRoutes: Sendable {
         router.post("trips") { request, context -> EditedResponse<TripBody> in
             let body = try await request.decode(as: TripBody.self, context: context)
             guard !body.name.isEmpty else { throw HTTPError(.badRequest, message: "a trip needs a name") }
-            return EditedResponse(status: .created, response: try await repository().save(body))
+            do {
+                return EditedResponse(status: .created, response: try await repository().save(body))
+            } catch {
+                throw Self.clientError(error) ?? error
+            }
         }
         router.get("trips/nearby") { request, _ -> [TripBody] in
             let query = request.uri.queryParameters
@@ -54,6 +59,8 @@ struct TripRoutes: Sendable {
             } catch is SaveConflictError {
                 // Another request or server saved this trip since this request read it: nothing changed.
                 throw HTTPError(.conflict, message: "\(name) changed meanwhile: read it again")
+            } catch {
+                throw Self.clientError(error) ?? error
             }
         }
         router.delete("trips/:name") { _, context -> HTTPResponse.Status in
@@ -74,6 +81,19 @@ struct TripRoutes: Sendable {
                 throw HTTPError(.notImplemented, message: "this store keeps no history")
             }
         }
+    }
+
+    /// A save refused for what the client sent, as a 4xx: a value the store cannot
+    /// keep (PostgreSQL: a NUL character, an indexed string over 2,000 bytes) is 400, a
+    /// change that would give the trip another trip's unique key 409. Nothing was saved.
+    static func clientError(_ error: any Error) -> HTTPError? {
+        if case let .unsupportedValue(reason)? = error as? PostgresStoreError {
+            return HTTPError(.badRequest, message: "the store cannot keep this value: \(reason)")
+        }
+        if SwiftDataError.uniqueConstraintViolation ~= error {
+            return HTTPError(.conflict, message: "another trip holds that unique value")
+        }
+        return nil
     }
 
     /// One actor per request: its own context over the shared container.
