@@ -290,9 +290,9 @@ public final class PostgresStore: DataStore {
         let strict = request.conflictPolicy == .failOnConflict
         // Conflicts are gathered, so the error names them all; the transaction rolls back.
         var conflicts = (changed: [PersistentIdentifier](), deleted: [PersistentIdentifier]())
-        // Updated rows whose to-many lists took in other writers' changes: the context's
-        // models take the stored lists.
-        var mergedRows: [(EntityDescription, Int64)] = []
+        // Updated rows: the context's models take them as stored (other writers'
+        // changes to other properties, merged lists), which is what they read now.
+        var updatedRows: [(EntityDescription, Int64)] = []
         // Saves commit their history in generation order (see PostgresStore+History).
         try execute("SELECT pg_advisory_xact_lock(7007202611)")
         var changes: [StoredChange] = []
@@ -346,7 +346,7 @@ public final class PostgresStore: DataStore {
             let entity = try entity(of: snapshot.persistentIdentifier)
             let id = try rowKey(remapped[snapshot.persistentIdentifier]!)
             // An upsert keeps the stored relationships the new model left empty.
-            _ = try update(
+            try update(
                 entity, id: id, snapshot: snapshot, remapped: remapped, attributes: false, skipEmpty: upsertedKeys.contains(id),
                 writing: { _ in true })
         }
@@ -366,8 +366,8 @@ public final class PostgresStore: DataStore {
             // A row another writer deleted stays deleted: the delete wins.
             guard let stored else { continue }
             let new = snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped)
-            let (effective, merged) = mergingLists(new, read: read, stored: stored, of: entity, writing: writing)
-            if merged { mergedRows.append((entity, id)) }
+            let effective = mergingLists(new, read: read, stored: stored, of: entity, writing: writing)
+            updatedRows.append((entity, id))
             let slots = writtenSlots(effective, of: entity).filter {
                 let name = entity.name(ofSlot: $0)
                 return writing(name) && stored.entries[name] != effective.entries[name]
@@ -400,7 +400,7 @@ public final class PostgresStore: DataStore {
         // Upserted rows merged values: the context's models take the stored ones, and
         // so do the rows whose inverses were repaired.
         var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
-        for (entity, id) in repaired + mergedRows {
+        for (entity, id) in repaired + updatedRows {
             var binds = PostgresBindings()
             binds.append(id)
             guard let row = try execute("SELECT \(selectList(entity)) FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).rows.first else { continue }
@@ -488,27 +488,25 @@ public final class PostgresStore: DataStore {
     /// `new` with each changed to-many list (those `writing` names) made what the
     /// context added to and removed from its reading (`read`), applied to the stored
     /// list, so another writer's changes to the list since stay, as the engine merges
-    /// them; and whether that gave a list other than the context's.
+    /// them.
     private func mergingLists(
         _ new: DefaultSnapshot, read: DefaultSnapshot?, stored: DefaultSnapshot, of entity: EntityDescription,
         writing: (String) -> Bool
-    ) -> (DefaultSnapshot, Bool) {
-        guard let read else { return (new, false) }
+    ) -> DefaultSnapshot {
+        guard let read else { return new }
         var effective = new
-        var merged = false
         for relationship in entity.relationships where relationship.isToMany && writing(relationship.name) {
             guard case let .toMany(old)? = read.entries[relationship.name], case let .toMany(mine)? = new.entries[relationship.name],
                   case let .toMany(now)? = stored.entries[relationship.name] else { continue }
+            // Stored as read: the context's list, a reorder included.
+            if now == old { continue }
             let before = Set(old), after = Set(mine)
             var list = now.filter { !(before.contains($0) && !after.contains($0)) }
             var listed = Set(list)
             for id in mine where !before.contains(id) && listed.insert(id).inserted { list.append(id) }
-            if list != mine {
-                merged = true
-                effective.entries[relationship.name] = .toMany(list)
-            }
+            if list != mine { effective.entries[relationship.name] = .toMany(list) }
         }
-        return (effective, merged)
+        return effective
     }
 
     /// How a stored row compares with the context's reading of it.
@@ -520,8 +518,8 @@ public final class PostgresStore: DataStore {
         case gone
     }
 
-    /// `failOnConflict`: whether row `id` still holds what the context read (`read`;
-    /// a row the request has no reading of is taken as read). To-many relationships
+    /// `failOnConflict`: whether a row as `stored` (nil: gone) still holds what the
+    /// context read (`read`; a row the request has no reading of is taken as read). To-many relationships
     /// compare as sets: their order is not the model's.
     /// (Saves run one at a time, under the history lock, so nothing changes it between
     /// this check and the write.)
@@ -530,7 +528,10 @@ public final class PostgresStore: DataStore {
         guard let read else { return .asRead }
         for attribute in entity.attributes {
             guard let expected = read.entries[attribute.name] else { continue }
-            if now.entries[attribute.name] != expected { return .changedSince }
+            switch (now.entries[attribute.name], expected) {
+            case let (.value(a)?, .value(b)): if !a.matches(b) { return .changedSince }
+            case let (a, b): if a != b { return .changedSince }
+            }
         }
         for relationship in entity.relationships {
             switch (read.entries[relationship.name], now.entries[relationship.name]) {
@@ -562,12 +563,11 @@ public final class PostgresStore: DataStore {
     }
 
     /// Writes a snapshot's attributes (when `attributes`) and relationships, those
-    /// `writing` names, to row `id`; false when there is no such row.
-    @discardableResult
+    /// `writing` names, to row `id` (if there is one).
     private func update(
         _ entity: EntityDescription, id: Int64, snapshot: DefaultSnapshot, remapped: [PersistentIdentifier: PersistentIdentifier],
         attributes: Bool, skipEmpty: Bool, writing: (String) -> Bool
-    ) throws -> Bool {
+    ) throws {
         var binds = PostgresBindings()
         var assignments: [String] = []
         func assign(_ column: String, _ value: Value) throws {
@@ -597,10 +597,10 @@ public final class PostgresStore: DataStore {
             let keys = try ids.map { try rowKey(remapped[$0] ?? $0) }.filter { seen.insert($0).inserted }
             try assign(relationship.name, relationship.isToMany ? .references(keys.map(RowID.init)) : keys.first.map { .reference(RowID($0)) } ?? .null)
         }
-        guard !assignments.isEmpty else { return true }
+        guard !assignments.isEmpty else { return }
         binds.append(id)
         let sql = "UPDATE \(quoted(entity.name)) SET \(assignments.joined(separator: ", ")), \"_version\" = \"_version\" + 1 WHERE \"_id\" = $\(assignments.count + 1)"
-        return (try execute(sql, binds).metadata.rows ?? 0) > 0
+        try execute(sql, binds)
     }
 
     // MARK: Contexts and erasing

@@ -431,6 +431,8 @@ final class GraphRun {
                 try context.save()
                 throw Failure(step: 0, message: "a save of a model another context saved since went through under failOnConflict")
             } catch is SaveConflictError {}
+            // The refused save wrote nothing.
+            if let difference = try compareStored() { throw Failure(step: 0, message: "after a refused save: \(difference)") }
             context.rollback()
             beforeLast = nil
             // Read again (a fetch, even where the harness holds the model): the retry starts from what is stored.

@@ -40,8 +40,10 @@ import Testing
         mine.price = 11
         theirs.seats = 9
         try a.save()
-        // B read the old price, but did not change it: A's price stays.
+        // B read the old price, but did not change it: A's price stays, and B's model
+        // shows it after its save.
         try b.save()
+        #expect(theirs.price == 11)
         var check = try only(ModelContext(container))
         #expect(check.price == 11)
         #expect(check.seats == 9)
@@ -97,6 +99,29 @@ import Testing
         #expect(Set(final.travellers.map(\.name)) == ["Rui"])
         #expect(Set(final.legs.map(\.title)) == ["Alfama", "Belém", "Graça"])
         #expect(try check.fetch(FetchDescriptor<Traveller>()).first { $0.name == "Ana" }?.voyages.isEmpty == true)
+    }
+
+    /// A NaN is the value it was read as (where `==` never equals it), and a list's
+    /// new order is a change like any other.
+    @Test(arguments: StoreKind.available)
+    func failOnConflictTakesANaNAsReadAndKeepsAReorder(_ kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let (container, a, mine, _, _) = try twoReaders(location)
+        a.conflictPolicy = .failOnConflict
+        mine.price = .nan
+        try a.save()
+        mine.seats = 4
+        try a.save()
+        let first = Leg(title: "Alfama", order: 0), second = Leg(title: "Belém", order: 1)
+        mine.legs = [first, second]
+        try a.save()
+        mine.legs = [second, first]
+        try a.save()
+        let reader = ModelContext(container)
+        let stored = try only(reader)
+        #expect(stored.price.isNaN && stored.seats == 4)
+        #expect(stored.legs.map(\.title) == ["Belém", "Alfama"])
     }
 
     @Test(arguments: StoreKind.available)

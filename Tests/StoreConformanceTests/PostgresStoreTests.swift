@@ -35,6 +35,9 @@ struct PostgresStoreTests {
         #expect(check.price == 11 && check.seats == 9)
 
         // Optimistic: the second writer is told, and changes nothing until it reads again.
+        // (B saved last: its model holds the row as stored, A's price included, so the
+        // conflict below is A's next save, not a stale reading.)
+        #expect(theirs.price == 11)
         b.conflictPolicy = .failOnConflict
         mine.price = 12
         theirs.seats = 10

@@ -249,7 +249,9 @@ extension ModelContext {
     /// its committed ones.
     func saveToStore(_ external: any ExternalStore) throws {
         let insertedModels = registry.pending.all
-        let changedModels = changed.sorted().compactMap { registry[$0] }
+        // (A model whose only changes are `.ephemeral` values has nothing to write, as
+        // over the built-in store.)
+        let changedModels = changed.sorted().compactMap { registry[$0] }.filter { !$0.modelBacking.dirty.isEmpty }
         let deletedIDs = deleted
         let deletedModels = deletedIDs.filter { !$0.isTemporary }.compactMap { registry[$0] }
         let outcome = try external.save(

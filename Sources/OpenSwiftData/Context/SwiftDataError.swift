@@ -78,7 +78,8 @@ extension StoreError {
         case .unknownEntity: SwiftDataError(.unknownModelType, description)
         case .limitExceeded: SwiftDataError(.limitExceeded, description)
         case let .document(error): error
-        // (The context maps rows to identifiers: `saveConflict(changed:deleted:)`.)
+        // (Unreached: only a save sets expectations, and it maps the rows to
+        // identifiers itself, `saveConflict(changed:deleted:)`.)
         case .conflict: SaveConflictError()
         }
     }

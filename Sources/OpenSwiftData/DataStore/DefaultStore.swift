@@ -78,8 +78,10 @@ public final class DefaultStore: DataStore, DataStoreBatching, HistoryProviding 
     /// The result maps each inserted snapshot's identifier to its permanent one and
     /// reregisters the inserted snapshots as stored (an upsert merges values).
     ///
-    /// Each call's context is new, so the store cannot tell what the requesting
-    /// context read: `failOnConflict` throws `DataStoreError.unsupportedFeature`.
+    /// Properties merge as the context's `conflictPolicy` says by default (only the
+    /// changed ones are written, to-many lists by what was added and removed).
+    /// `failOnConflict` throws `DataStoreError.unsupportedFeature`: not built yet (the
+    /// request's `readSnapshots` would allow it).
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         guard request.conflictPolicy == .mergeByProperty else { throw DataStoreError.unsupportedFeature }
         let context = context(request.editingState)
@@ -125,6 +127,10 @@ public final class DefaultStore: DataStore, DataStoreBatching, HistoryProviding 
             remapped[temporary] = model.persistentModelID
             reregister[temporary] = snapshot
         }
+        // Updated models as stored: other writers' changes to the properties the
+        // context did not change, and merged lists, are what its models read now.
+        let updatedNow = withExtendedLifetime(context) { Self.snapshots(of: updated.map(\.1)) }
+        for ((snapshot, _), now) in zip(updated, updatedNow) { reregister[snapshot.persistentIdentifier] = now }
         return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: remapped, snapshotsToReregister: reregister)
     }
 
@@ -171,7 +177,7 @@ public final class DefaultStore: DataStore, DataStoreBatching, HistoryProviding 
             }
             let current = backing.relatedModels(j).map(\.persistentModelID)
             var wanted = ids
-            if relationship.isToMany, case let .toMany(old)? = read?.entries[relationship.name] {
+            if relationship.isToMany, case let .toMany(old)? = read?.entries[relationship.name], current != old {
                 let before = Set(old), after = Set(ids)
                 wanted = current.filter { !(before.contains($0) && !after.contains($0)) }
                 var listed = Set(wanted)

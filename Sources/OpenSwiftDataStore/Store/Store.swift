@@ -381,7 +381,7 @@ public final class Store: Sendable {
                 if expected.goneIsConflict { deleted.append(key) }
                 continue
             }
-            if row != expected.row { changed.append(key) }
+            if row.count != expected.row.count || !zip(row, expected.row).allSatisfy({ $0.matches($1) }) { changed.append(key) }
         }
         guard changed.isEmpty, deleted.isEmpty else { throw .conflict(changed: changed, deleted: deleted) }
     }

@@ -33,6 +33,9 @@ public struct ChangeSet: Sendable {
 
     /// What a saver did to a to-many relationship's list since it read it.
     public struct ListChange: Sendable, Equatable {
+        /// The list as the saver read it, and as it has it now.
+        public var read: [RowID]
+        public var list: [RowID]
         /// Rows now listed that were not, in the saver's order.
         public var added: [RowID]
         public var removed: Set<RowID>
@@ -40,17 +43,20 @@ public struct ChangeSet: Sendable {
         /// The change from `old` to `new` (the saver's reading and its value).
         /// - Complexity: O(old + new)
         public init(from old: Value, to new: Value) {
-            let before = Set(old.referencedRows), after = new.referencedRows
-            let kept = Set(after)
-            added = after.filter { !before.contains($0) }
+            read = old.referencedRows
+            list = new.referencedRows
+            let before = Set(read), kept = Set(list)
+            added = list.filter { !before.contains($0) }
             removed = before.subtracting(kept)
         }
 
-        /// `stored` with the rows removed taken out and the rows added appended
-        /// (those it lists already stay where they are).
+        /// The saver's list when `stored` is still what it read (a reorder stays);
+        /// otherwise `stored` with the rows removed taken out and the rows added
+        /// appended (those it lists already stay where they are).
         /// - Complexity: O(stored + added)
         public func applied(to stored: Value) -> Value {
             var rows = stored.referencedRows
+            if rows == read { return .references(list) }
             if !removed.isEmpty { rows.removeAll { removed.contains($0) } }
             var listed = Set(rows)
             for row in added where listed.insert(row).inserted { rows.append(row) }

@@ -67,6 +67,19 @@ public enum Value: Hashable, Sendable {
         default: self == other
         }
     }
+
+    /// Whether the two are the same stored value: `==`, except that a NaN matches a
+    /// NaN (in collections too). An optimistic check compares rows with it, so a row
+    /// holding a NaN is not "changed since read" forever.
+    public func matches(_ other: Value) -> Bool {
+        switch (self, other) {
+        case let (.double(a), .double(b)): a == b || (a.isNaN && b.isNaN)
+        case let (.array(a), .array(b)): a.count == b.count && zip(a, b).allSatisfy { $0.matches($1) }
+        case let (.dictionary(a), .dictionary(b)):
+            a.count == b.count && zip(a, b).allSatisfy { $0.key.matches($1.key) && $0.value.matches($1.value) }
+        default: self == other
+        }
+    }
 }
 
 extension Value: Comparable {
