@@ -14,6 +14,7 @@ actor TripRepository {
         var startsAfter: Date?
         /// `price`, `-price`, `startDate`, `-startDate`, `name` (the default).
         var sort = "name"
+        static let sorts = ["name", "price", "-price", "startDate", "-startDate"]
         var limit = 50
         var offset = 0
     }
@@ -47,15 +48,17 @@ actor TripRepository {
         try find(name).map(TripBody.init)
     }
 
-    /// Inserts the trip, or updates the one of its name (its name is unique).
-    func save(_ body: TripBody) throws -> TripBody {
+    /// Inserts the trip, or replaces every field of the one of its name (its name is
+    /// unique; a field the body leaves out, `notes`, becomes nil). Says whether it was new.
+    func save(_ body: TripBody) throws -> (TripBody, created: Bool) {
+        let existed = try find(body.name) != nil
         let trip = Trip(
             name: body.name, destination: body.destination, startDate: body.startDate, price: body.price,
             latitude: body.latitude, longitude: body.longitude)
         trip.notes = body.notes
         modelContext.insert(trip)
         try modelContext.save()
-        return TripBody(trip)
+        return (TripBody(trip), !existed)
     }
 
     /// Changes the trip's fields the change names. Optimistic: if another request

@@ -12,46 +12,54 @@ struct TripRoutes: Sendable {
         router.get("health") { _, _ in "ok" }
         router.get("stats") { _, _ -> Stats in Stats(trips: try await repository().count()) }
         router.get("trips") { request, _ -> [TripBody] in
-            let query = request.uri.queryParameters
+            let query = Query(request)
             var search = TripRepository.Search()
-            search.destination = query.get("destination")
-            search.minimumPrice = query.get("minPrice", as: Double.self)
-            search.maximumPrice = query.get("maxPrice", as: Double.self)
-            search.startsAfter = query.get("after", as: Double.self).map(Date.init(timeIntervalSince1970:))
-            search.sort = query.get("sort") ?? "name"
-            search.limit = query.get("limit", as: Int.self) ?? 50
-            search.offset = query.get("offset", as: Int.self) ?? 0
+            search.destination = query.text("destination")
+            search.minimumPrice = try query.number("minPrice", as: Double.self)
+            search.maximumPrice = try query.number("maxPrice", as: Double.self)
+            search.startsAfter = try query.date("after")
+            if let sort = query.text("sort") {
+                guard TripRepository.Search.sorts.contains(sort) else {
+                    throw HTTPError(.badRequest, message: "sort: one of \(TripRepository.Search.sorts.joined(separator: ", ")), not \(sort)")
+                }
+                search.sort = sort
+            }
+            search.limit = try query.number("limit", as: Int.self, in: 1...500) ?? 50
+            search.offset = try query.number("offset", as: Int.self, in: 0...Int.max) ?? 0
             return try await repository().trips(matching: search)
         }
         router.post("trips") { request, context -> EditedResponse<TripBody> in
             let body = try await request.decode(as: TripBody.self, context: context)
             guard !body.name.isEmpty else { throw HTTPError(.badRequest, message: "a trip needs a name") }
             do {
-                return EditedResponse(status: .created, response: try await repository().save(body))
+                // A new trip is 201; a name already stored is an upsert, 200.
+                let (trip, created) = try await repository().save(body)
+                return EditedResponse(status: created ? .created : .ok, response: trip)
             } catch {
                 throw Self.clientError(error) ?? error
             }
         }
         router.get("trips/nearby") { request, _ -> [TripBody] in
-            let query = request.uri.queryParameters
-            guard let latitude = query.get("lat", as: Double.self), let longitude = query.get("lon", as: Double.self) else {
+            let query = Query(request)
+            guard let latitude = try query.number("lat", as: Double.self, in: -90...90),
+                  let longitude = try query.number("lon", as: Double.self, in: -180...180) else {
                 throw HTTPError(.badRequest, message: "nearby needs lat and lon")
             }
+            let metres = try query.number("radius", as: Double.self, in: 0...20_100_000) ?? 50_000
+            let limit = try query.number("limit", as: Int.self, in: 1...500) ?? 10
             do {
-                return try await repository().nearby(
-                    latitude: latitude, longitude: longitude, metres: query.get("radius", as: Double.self) ?? 50_000,
-                    limit: query.get("limit", as: Int.self) ?? 10)
+                return try await repository().nearby(latitude: latitude, longitude: longitude, metres: metres, limit: limit)
             } catch DataStoreError.unsupportedFeature {
                 throw HTTPError(.notImplemented, message: "this store has no spatial index")
             }
         }
         router.get("trips/:name") { _, context -> TripBody in
-            let name = try context.parameters.require("name")
+            let name = try Self.name(context)
             guard let trip = try await repository().trip(named: name) else { throw HTTPError(.notFound) }
             return trip
         }
         router.patch("trips/:name") { request, context -> TripBody in
-            let name = try context.parameters.require("name")
+            let name = try Self.name(context)
             let change = try await request.decode(as: TripChange.self, context: context)
             do {
                 guard let trip = try await repository().change(name, change) else { throw HTTPError(.notFound) }
@@ -64,7 +72,7 @@ struct TripRoutes: Sendable {
             }
         }
         router.delete("trips/:name") { _, context -> HTTPResponse.Status in
-            let name = try context.parameters.require("name")
+            let name = try Self.name(context)
             do {
                 return try await repository().delete(name) ? .noContent : .notFound
             } catch is SaveConflictError {
@@ -75,7 +83,7 @@ struct TripRoutes: Sendable {
             let after = try request.uri.queryParameters.get("after").map(ChangeFeed.token(from:))
             do {
                 let (changes, last) = try await repository().changes(
-                    after: after, limit: request.uri.queryParameters.get("limit", as: Int.self) ?? 500)
+                    after: after, limit: try Query(request).number("limit", as: Int.self, in: 1...1_000) ?? 500)
                 return ChangeFeed(changes: changes, next: try (last ?? after).map(ChangeFeed.text(of:)))
             } catch DataStoreError.unsupportedFeature {
                 throw HTTPError(.notImplemented, message: "this store keeps no history")
@@ -94,6 +102,13 @@ struct TripRoutes: Sendable {
             return HTTPError(.conflict, message: "another trip holds that unique value")
         }
         return nil
+    }
+
+    /// The `:name` of the path, percent-decoded ("Lisbon%20weekend" is "Lisbon weekend").
+    static func name(_ context: BasicRequestContext) throws -> String {
+        let raw = try context.parameters.require("name")
+        guard let name = raw.removingPercentEncoding else { throw HTTPError(.badRequest, message: "name: bad percent-encoding") }
+        return name
     }
 
     /// One actor per request: its own context over the shared container.
@@ -127,3 +142,35 @@ struct ChangeFeed: ResponseEncodable {
 }
 
 extension TripBody: ResponseEncodable {}
+
+/// Query parameters read strictly: a parameter that is there but does not parse is
+/// the client's mistake, answered 400 naming it, never silently ignored.
+struct Query {
+    private let value: (String) -> String?
+
+    init(_ request: Request) {
+        let parameters = request.uri.queryParameters
+        value = { parameters.get($0) }
+    }
+
+    func text(_ name: String) -> String? {
+        value(name)
+    }
+
+    func number<T: LosslessStringConvertible & Comparable>(_ name: String, as _: T.Type, in range: ClosedRange<T>? = nil) throws -> T? {
+        guard let text = value(name) else { return nil }
+        guard let value = T(text), range.map({ $0.contains(value) }) ?? true else {
+            let bounds = range.map { " in \($0.lowerBound)...\($0.upperBound)" } ?? ""
+            throw HTTPError(.badRequest, message: "\(name): expected a \(T.self)\(bounds), got \(text)")
+        }
+        return value
+    }
+
+    /// An ISO 8601 date and time (as the bodies use), or seconds since 1970.
+    func date(_ name: String) throws -> Date? {
+        guard let text = value(name) else { return nil }
+        if let seconds = Double(text) { return Date(timeIntervalSince1970: seconds) }
+        if let date = try? Date(text, strategy: .iso8601) { return date }
+        throw HTTPError(.badRequest, message: "\(name): expected an ISO 8601 date (2026-06-01T00:00:00Z) or seconds since 1970, got \(text)")
+    }
+}
