@@ -49,16 +49,15 @@ actor TripRepository {
     }
 
     /// Inserts the trip, or replaces every field of the one of its name (its name is
-    /// unique; a field the body leaves out, `notes`, becomes nil). Says whether it was new.
-    func save(_ body: TripBody) throws -> (TripBody, created: Bool) {
-        let existed = try find(body.name) != nil
+    /// unique, so the insert upserts; a field the body leaves out, `notes`, becomes nil).
+    func save(_ body: TripBody) throws -> TripBody {
         let trip = Trip(
             name: body.name, destination: body.destination, startDate: body.startDate, price: body.price,
             latitude: body.latitude, longitude: body.longitude)
         trip.notes = body.notes
         modelContext.insert(trip)
         try modelContext.save()
-        return (TripBody(trip), !existed)
+        return TripBody(trip)
     }
 
     /// Changes the trip's fields the change names. Optimistic: if another request
