@@ -498,12 +498,7 @@ public final class PostgresStore: DataStore {
         for relationship in entity.relationships where relationship.isToMany && writing(relationship.name) {
             guard case let .toMany(old)? = read.entries[relationship.name], case let .toMany(mine)? = new.entries[relationship.name],
                   case let .toMany(now)? = stored.entries[relationship.name] else { continue }
-            // Stored as read: the context's list, a reorder included.
-            if now == old { continue }
-            let before = Set(old), after = Set(mine)
-            var list = now.filter { !(before.contains($0) && !after.contains($0)) }
-            var listed = Set(list)
-            for id in mine where !before.contains(id) && listed.insert(id).inserted { list.append(id) }
+            let list = mergedList(read: old, mine: mine, stored: now)
             if list != mine { effective.entries[relationship.name] = .toMany(list) }
         }
         return effective

@@ -177,11 +177,8 @@ public final class DefaultStore: DataStore, DataStoreBatching, HistoryProviding 
             }
             let current = backing.relatedModels(j).map(\.persistentModelID)
             var wanted = ids
-            if relationship.isToMany, case let .toMany(old)? = read?.entries[relationship.name], current != old {
-                let before = Set(old), after = Set(ids)
-                wanted = current.filter { !(before.contains($0) && !after.contains($0)) }
-                var listed = Set(wanted)
-                for id in ids where !before.contains(id) && listed.insert(id).inserted { wanted.append(id) }
+            if relationship.isToMany, case let .toMany(old)? = read?.entries[relationship.name] {
+                wanted = mergedList(read: old, mine: ids, stored: current)
             }
             let related = wanted.compactMap(resolve)
             if current != related.map(\.persistentModelID) { backing.setRelated(j, to: related) }

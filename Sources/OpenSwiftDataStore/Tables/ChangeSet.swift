@@ -36,31 +36,17 @@ public struct ChangeSet: Sendable {
         /// The list as the saver read it, and as it has it now.
         public var read: [RowID]
         public var list: [RowID]
-        /// Rows now listed that were not, in the saver's order.
-        public var added: [RowID]
-        public var removed: Set<RowID>
 
         /// The change from `old` to `new` (the saver's reading and its value).
-        /// - Complexity: O(old + new)
         public init(from old: Value, to new: Value) {
             read = old.referencedRows
             list = new.referencedRows
-            let before = Set(read), kept = Set(list)
-            added = list.filter { !before.contains($0) }
-            removed = before.subtracting(kept)
         }
 
-        /// The saver's list when `stored` is still what it read (a reorder stays);
-        /// otherwise `stored` with the rows removed taken out and the rows added
-        /// appended (those it lists already stay where they are).
-        /// - Complexity: O(stored + added)
+        /// `stored` with this change merged in (`mergedList(read:mine:stored:)`).
+        /// - Complexity: O(read + list + stored)
         public func applied(to stored: Value) -> Value {
-            var rows = stored.referencedRows
-            if rows == read { return .references(list) }
-            if !removed.isEmpty { rows.removeAll { removed.contains($0) } }
-            var listed = Set(rows)
-            for row in added where listed.insert(row).inserted { rows.append(row) }
-            return .references(rows)
+            .references(mergedList(read: read, mine: list, stored: stored.referencedRows))
         }
     }
 
@@ -169,4 +155,19 @@ public struct CommitResult: Sendable {
     /// The version the commit published (later commits may have published others
     /// since): what the committed models' values are read from.
     public var version: StoreVersion?
+}
+
+/// A to-many list merged as Core Data merges one: the saver's list (`mine`) when the
+/// stored list is still what it read (a reorder stays); otherwise the stored list with
+/// what the saver removed since `read` taken out and what it added appended, in its
+/// order (rows listed already stay where they are). Every store merges with it: the
+/// engine over rows, PostgresStore and `DefaultStore` over identifiers.
+/// - Complexity: O(read + mine + stored)
+public func mergedList<Element: Hashable>(read: [Element], mine: [Element], stored: [Element]) -> [Element] {
+    if stored == read { return mine }
+    let before = Set(read), after = Set(mine)
+    var list = stored.filter { !before.contains($0) || after.contains($0) }
+    var listed = Set(list)
+    for element in mine where !before.contains(element) && listed.insert(element).inserted { list.append(element) }
+    return list
 }
