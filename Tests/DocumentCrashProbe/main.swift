@@ -2,9 +2,11 @@
 // printing "ack K" after save K returned, until the test kills it (SIGKILL).
 //
 // Save K sets the counter to K, inserts entry K and deletes entry K - 10, so the
-// state after any save is known from its number alone; every 25th save also
-// compacts, so kills land inside compactions too, and every seventh save writes
-// a large frame, so kills tear frames.
+// state after any save is known from its number alone; the document compacts in
+// the background once its journal passes 1 MiB and half the snapshot, and every
+// 25th save also compacts on demand, so kills land inside both kinds of compaction
+// (and inside saves made while one runs), and every seventh save writes a large
+// frame, so kills tear frames.
 import Foundation
 import SwiftData
 
@@ -115,6 +117,7 @@ if arguments.count == 4, let limit = rlim_t(arguments[3]) {
 do {
     let url = URL(fileURLWithPath: CommandLine.arguments[1])
     let container = try ModelContainer(for: CrashCounter.self, CrashEntry.self, configurations: ModelConfiguration(url: url))
+    container.documentCompactionPolicy = .init(ratio: 0.5, minimumJournalBytes: 1 << 20)
     let context = ModelContext(container)
     let counter: CrashCounter
     if let existing = try context.fetch(FetchDescriptor<CrashCounter>()).first {

@@ -107,6 +107,7 @@ import Testing
         var previousFrames = 0
         for k in 1...30 {
             try DocumentFixture.save(k, in: store)
+            document.waitForCompaction()
             if document.journalFrames < previousFrames { compactions += 1 }
             previousFrames = document.journalFrames
             #expect(Double(document.journalLength) <= Double(document.snapshotLength) + 100_000)

@@ -196,17 +196,6 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         ])
     }
 
-    /// OpenSwiftData: rewrites the document as a fresh snapshot, dropping its
-    /// journal and unreferenced blobs. Saves do this on their own once the journal
-    /// outgrows the snapshot; call it to do it now. Does nothing in memory.
-    public func compactDocument() throws {
-        do {
-            try store.compact()
-        } catch {
-            throw error.apiError
-        }
-    }
-
     // MARK: Entities
 
     func entityIndex(of type: any PersistentModel.Type) throws -> Int {

@@ -3,14 +3,19 @@ import Foundation
 /// What a container's store is and where it lives; `Store` is the store type that
 /// opens it (`ModelConfiguration` opens the built-in `DefaultStore`).
 public protocol DataStoreConfiguration: Hashable {
+    /// The store type that opens configurations of this type.
     associatedtype Store: DataStore where Self == Self.Store.Configuration
+    /// The configuration's name.
     var name: String { get }
+    /// The entities the store keeps; a container fills in its own schema when this is
+    /// `nil`.
     var schema: Schema? { get set }
     /// Checks the configuration before the container opens its store.
     func validate() throws
 }
 
 extension DataStoreConfiguration {
+    /// Accepts every configuration; override it to reject one before its store opens.
     public func validate() throws {}
 }
 
@@ -27,20 +32,29 @@ extension DataStoreConfiguration {
 /// Calls into one store are serialized by its container, so a store needs no lock
 /// of its own against the contexts of that container.
 public protocol DataStore: AnyObject {
+    /// The configuration type that describes this store.
     associatedtype Configuration: DataStoreConfiguration where Self == Self.Configuration.Store
+    /// The snapshot type the store reads and writes models as.
     associatedtype Snapshot: DataStoreSnapshot
 
+    /// The configuration the store was opened with.
     var configuration: Configuration { get }
     /// Names the store in the permanent identifiers it makes.
     var identifier: String { get }
+    /// The schema of the models the store keeps.
     var schema: Schema { get }
 
+    /// Opens the store `configuration` describes; a container passes `nil` for
+    /// `migrationPlan`.
     init(_ configuration: Configuration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws
 
     /// The snapshots of the models the request's descriptor selects, and any related
     /// ones the store has at hand (the context resolves relationships from them).
     func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, Snapshot>
+    /// The number of models the request's descriptor selects.
     func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int
+    /// The identifiers of the models the request's descriptor selects, in its order and
+    /// window.
     func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier]
     /// Writes one context's changes; inserted snapshots carry temporary identifiers,
     /// which the result maps to the permanent ones the store chose.
@@ -74,8 +88,10 @@ extension DataStore {
         throw DataStoreError.unsupportedFeature
     }
 
+    /// Does nothing: a store without per-context state needs no setup.
     public func initializeState(for editingState: EditingState) {}
 
+    /// Does nothing: a store without per-context state has nothing to drop.
     public func invalidateState(for editingState: EditingState) {}
 
     /// None: the context fetches what it needs.
@@ -88,15 +104,20 @@ extension DataStore {
 
 /// A store that deletes many models in one request.
 public protocol DataStoreBatching: DataStore {
+    /// Deletes every model the request's predicate selects, without loading them.
     func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws
 }
 
 /// A store that keeps the history of its changes (`ModelContext.fetchHistory(_:)`
 /// reaches it for a container over the store).
 public protocol HistoryProviding<HistoryType> {
+    /// The type of the store's history transactions.
     associatedtype HistoryType: HistoryTransaction
+    /// The transactions `descriptor` selects, in its order and up to its limit.
     func fetchHistory(_ descriptor: HistoryDescriptor<HistoryType>) throws -> [HistoryType]
+    /// Deletes the transactions `descriptor` selects.
     func deleteHistory(_ descriptor: HistoryDescriptor<HistoryType>) throws
+    /// The store's transaction type, for code that has only the store's metatype.
     static var historyType: HistoryType.Type { get }
 }
 

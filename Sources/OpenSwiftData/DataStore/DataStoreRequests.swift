@@ -3,8 +3,11 @@ import Foundation
 /// A context as a store sees it: a stable identity, for stores that keep state per
 /// context, and the author its saves record.
 public struct EditingState: Identifiable, Sendable {
+    /// A context's identity is a UUID.
     public typealias ID = UUID
+    /// The context's identity, the same for all of its requests.
     public let id: UUID
+    /// The `author` of the context, which a store keeping history records with its saves.
     public var author: String?
 
     /// OpenSwiftData: public, so a store can be driven directly (a test, a store
@@ -17,7 +20,9 @@ public struct EditingState: Identifiable, Sendable {
 
 /// A fetch a context asks of a store.
 public struct DataStoreFetchRequest<T: PersistentModel>: Sendable {
+    /// What to fetch: predicate, order and window.
     public let descriptor: FetchDescriptor<T>
+    /// The context asking.
     public let editingState: EditingState
 
     /// OpenSwiftData: public, as `EditingState.init` is.
@@ -30,10 +35,15 @@ public struct DataStoreFetchRequest<T: PersistentModel>: Sendable {
 /// What a store's fetch returns: the snapshots of the models the descriptor
 /// selects, in its order and window, and any related snapshots the store has at hand.
 public struct DataStoreFetchResult<ModelType: PersistentModel, SnapshotType: DataStoreSnapshot>: Sendable {
+    /// The descriptor the fetch answered.
     public let descriptor: FetchDescriptor<ModelType>
+    /// The snapshots of the selected models, in the descriptor's order and window.
     public let fetchedSnapshots: [SnapshotType]
+    /// Snapshots of related models the store had at hand, by identifier; the context
+    /// resolves relationships from them before asking again.
     public let relatedSnapshots: [PersistentIdentifier: SnapshotType]
 
+    /// Creates a fetch result; `relatedSnapshots` may be left empty.
     public init(
         descriptor: FetchDescriptor<ModelType>, fetchedSnapshots: [SnapshotType],
         relatedSnapshots: [PersistentIdentifier: SnapshotType] = [:]
@@ -47,9 +57,15 @@ public struct DataStoreFetchResult<ModelType: PersistentModel, SnapshotType: Dat
 /// One save of one context: the snapshots of its inserted (temporary identifiers),
 /// changed and deleted models.
 public struct DataStoreSaveChangesRequest<SnapshotType: DataStoreSnapshot>: Sendable {
+    /// The saving context.
     public let editingState: EditingState
+    /// Snapshots of the new models, under their temporary identifiers; the result must
+    /// map each to a permanent one.
     public let inserted: [SnapshotType]
+    /// Snapshots of the changed models, with all of their values (see `changedProperties`
+    /// for which changed).
     public let updated: [SnapshotType]
+    /// Snapshots of the deleted models, as the context last had them.
     public let deleted: [SnapshotType]
     /// OpenSwiftData: the saving context's `conflictPolicy`. Under `failOnConflict`
     /// a store compares each updated and deleted model as the context read it
@@ -93,10 +109,16 @@ public struct DataStoreSaveChangesRequest<SnapshotType: DataStoreSnapshot>: Send
 /// snapshot's temporary one, and snapshots whose stored values differ from what the
 /// context sent (an upsert merged them, say), which the context's models take.
 public final class DataStoreSaveChangesResult<T: DataStoreSnapshot>: Sendable {
+    /// The identifier of the store that saved.
     public let storeIdentifier: String
+    /// The permanent identifier of every inserted snapshot, by its temporary identifier;
+    /// a save that leaves one out throws `modelValidationFailure`.
     public let remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier]
+    /// Snapshots whose stored values differ from what the context sent, by (temporary or
+    /// permanent) identifier; the context's models take these values.
     public let snapshotsToReregister: [PersistentIdentifier: T]
 
+    /// Creates the result of a save by the store `storeIdentifier`.
     public init(
         for storeIdentifier: String, remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier] = [:],
         snapshotsToReregister: [PersistentIdentifier: T] = [:]
@@ -110,7 +132,9 @@ public final class DataStoreSaveChangesResult<T: DataStoreSnapshot>: Sendable {
 /// A delete of every model of type `T` matching `predicate` (all when nil), run by
 /// a `DataStoreBatching` store without loading models.
 public struct DataStoreBatchDeleteRequest<T: PersistentModel>: Sendable {
+    /// The context asking.
     public let editingState: EditingState
+    /// Which models to delete; `nil` deletes every model of type `T`.
     public let predicate: Predicate<T>?
     /// Whether models of subclasses of `T` go too.
     public let includeSubclasses: Bool

@@ -3,6 +3,7 @@ import OpenSwiftDataStore
 
 /// The values of one model at one moment, as contexts and stores pass them.
 public protocol DataStoreSnapshot: Codable, Sendable {
+    /// The identifier of the model the values belong to.
     var persistentIdentifier: PersistentIdentifier { get }
     /// The snapshot of a model's current values; the backing data of the models its
     /// relationships hold are added to `relatedBackingDatas`.
@@ -16,15 +17,21 @@ public protocol DataStoreSnapshot: Codable, Sendable {
 
 /// The keys a snapshot is encoded under: its identifier, then one per property.
 public enum DataStoreSnapshotCodingKey: CodingKey, Hashable, Sendable {
+    /// The key of the snapshot's model identifier.
     case persistentIdentifier
+    /// The key of one property's value: the property's name.
     case modeledProperty(String)
 
+    /// The key for `stringValue`: the identifier's key for `"persistentIdentifier"`, else
+    /// a property's.
     public init?(stringValue: String) {
         self = stringValue == "persistentIdentifier" ? .persistentIdentifier : .modeledProperty(stringValue)
     }
 
+    /// Always `nil`: snapshot keys are names.
     public init?(intValue: Int) { nil }
 
+    /// The key's name in the encoded object.
     public var stringValue: String {
         switch self {
         case .persistentIdentifier: "persistentIdentifier"
@@ -32,6 +39,7 @@ public enum DataStoreSnapshotCodingKey: CodingKey, Hashable, Sendable {
         }
     }
 
+    /// Always `nil`: snapshot keys are names.
     public var intValue: Int? { nil }
 }
 
@@ -45,6 +53,7 @@ public enum DataStoreSnapshotCodingKey: CodingKey, Hashable, Sendable {
 /// snapshot decodes without the schema; relationships are `{"toOne": identifier}`
 /// or `{"toMany": [identifiers]}`.
 public struct DefaultSnapshot: DataStoreSnapshot, Equatable {
+    /// The identifier of the model the values belong to.
     public let persistentIdentifier: PersistentIdentifier
     /// By property name. (SPI, with `Entry`: stores that read and write values typed,
     /// in the engine's form.)
@@ -55,10 +64,13 @@ public struct DefaultSnapshot: DataStoreSnapshot, Equatable {
     public enum Entry: Hashable, Sendable {
         /// An attribute, in the engine's form.
         case value(Value)
+        /// A to-one relationship: the related model's identifier, or `nil`.
         case toOne(PersistentIdentifier?)
+        /// A to-many relationship: the related models' identifiers, in order.
         case toMany([PersistentIdentifier])
     }
 
+    /// Creates a snapshot from entries already in the engine's form.
     @_spi(DataStores)
     public init(persistentIdentifier: PersistentIdentifier, entries: [String: Entry]) {
         self.persistentIdentifier = persistentIdentifier
@@ -81,6 +93,11 @@ public struct DefaultSnapshot: DataStoreSnapshot, Equatable {
         self.init(persistentIdentifier: persistentIdentifier, entries: entries)
     }
 
+    /// Captures a model's current values, unsaved changes included.
+    ///
+    /// Related models already loaded are named by identifier, leaving out deleted
+    /// ones, and their backing data is added to `relatedBackingDatas`; relationships
+    /// not loaded yet are named by their stored references, without loading models.
     public init(from backingData: any BackingData, relatedBackingDatas: inout [PersistentIdentifier: any BackingData]) {
         guard let ours = backingData as? OurBackingData else {
             preconditionFailure("DefaultSnapshot reads OpenSwiftData's backing data only, not \(type(of: backingData))")
@@ -106,6 +123,8 @@ public struct DefaultSnapshot: DataStoreSnapshot, Equatable {
         self.init(persistentIdentifier: backing.identifier, entries: entries)
     }
 
+    /// This snapshot under `persistentIdentifier`, with relationship identifiers mapped
+    /// through `remappedIdentifiers` (unmapped ones are kept).
     public func copy(
         persistentIdentifier: PersistentIdentifier, remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier]? = [:]
     ) -> DefaultSnapshot {
@@ -140,6 +159,8 @@ public struct DefaultSnapshot: DataStoreSnapshot, Equatable {
 
     // MARK: Codable
 
+    /// Decodes a snapshot from the tagged form described above; no schema is needed.
+    /// - Throws: `DecodingError` for a missing identifier or an entry of an unknown kind.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: DataStoreSnapshotCodingKey.self)
         persistentIdentifier = try c.decode(PersistentIdentifier.self, forKey: .persistentIdentifier)
@@ -150,6 +171,8 @@ public struct DefaultSnapshot: DataStoreSnapshot, Equatable {
         self.entries = entries
     }
 
+    /// Encodes the identifier, then the properties in name order, each tagged with its
+    /// kind.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: DataStoreSnapshotCodingKey.self)
         try c.encode(persistentIdentifier, forKey: .persistentIdentifier)
@@ -197,10 +220,14 @@ private struct TaggedEntry: Codable {
 /// (SPI: stores keep collections and `Codable` composites in this form.)
 @_spi(DataStores)
 public struct TaggedValue: Codable, Sendable {
+    /// The engine value.
     public let value: Value
 
+    /// Wraps an engine value for coding.
     public init(value: Value) { self.value = value }
 
+    /// Decodes a one-key object naming a value's kind, or `null`.
+    /// - Throws: `DecodingError` for an unknown kind or text that is not of that kind.
     public init(from decoder: any Decoder) throws {
         if let single = try? decoder.singleValueContainer(), single.decodeNil() {
             value = .null
@@ -255,6 +282,8 @@ public struct TaggedValue: Codable, Sendable {
         }
     }
 
+    /// Encodes the value as a one-key object naming its kind, or as `null`.
+    /// - Throws: `EncodingError` for a row reference, which has no snapshot form.
     public func encode(to encoder: any Encoder) throws {
         if case .null = value {
             var single = encoder.singleValueContainer()

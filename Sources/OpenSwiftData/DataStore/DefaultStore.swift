@@ -9,13 +9,20 @@ import OpenSwiftDataStore
 /// wraps another, a tool, a test of the protocol. Each call works in a context of its
 /// own over one container, so calls from several threads are safe.
 public final class DefaultStore: DataStore, DataStoreBatching, HistoryProviding {
+    /// The store opens `ModelConfiguration`s.
     public typealias Configuration = ModelConfiguration
+    /// The store reads and writes `DefaultSnapshot`s.
     public typealias Snapshot = DefaultSnapshot
+    /// The store's history is the built-in one.
     public typealias HistoryType = DefaultHistoryTransaction
+    /// The token of the store's history transactions.
     public typealias TokenType = DefaultHistoryToken
 
+    /// The configuration the store was opened with.
     public let configuration: ModelConfiguration
+    /// The configuration's name.
     public let name: String
+    /// The configuration's schema, which the store was opened with.
     public let schema: Schema
     /// The document's store identifier, which the permanent identifiers it makes name.
     public var identifier: String { container.storeIdentifier }
@@ -60,10 +67,14 @@ public final class DefaultStore: DataStore, DataStoreBatching, HistoryProviding 
         }
     }
 
+    /// The number of stored models the request's descriptor selects, counted without
+    /// making snapshots.
     public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
         try context(request.editingState).fetchCount(request.descriptor)
     }
 
+    /// The identifiers of the stored models the request's descriptor selects, without
+    /// making snapshots.
     public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
         try context(request.editingState).fetchIdentifiers(request.descriptor)
     }
@@ -202,12 +213,21 @@ public final class DefaultStore: DataStore, DataStoreBatching, HistoryProviding 
 
     // MARK: History
 
+    /// `DefaultHistoryTransaction`, the store's transaction type.
     public static var historyType: DefaultHistoryTransaction.Type { DefaultHistoryTransaction.self }
 
+    /// The store's history transactions `descriptor` selects, as
+    /// `ModelContext.fetchHistory(_:)` gives them.
+    /// - Throws: `SwiftDataError.historyTokenExpired` when history after the descriptor's
+    ///   token was deleted.
     public func fetchHistory(_ descriptor: HistoryDescriptor<DefaultHistoryTransaction>) throws -> [DefaultHistoryTransaction] {
         try ModelContext(container).fetchHistory(descriptor)
     }
 
+    /// Deletes the history transactions `descriptor` selects, as
+    /// `ModelContext.deleteHistory(_:)` does.
+    /// - Throws: `SwiftDataError.readOnlyConfiguration` when the configuration does not
+    ///   allow saving.
     public func deleteHistory(_ descriptor: HistoryDescriptor<DefaultHistoryTransaction>) throws {
         try ModelContext(container).deleteHistory(descriptor)
     }

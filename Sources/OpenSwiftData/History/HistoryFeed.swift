@@ -17,15 +17,20 @@ extension ModelContainer {
 
 /// The transactions of a store as they commit (`ModelContainer.historyTransactions(after:)`).
 public struct HistoryTransactionFeed: AsyncSequence, Sendable {
+    /// The feed delivers the built-in store's transactions.
     public typealias Element = DefaultHistoryTransaction
 
     let container: ModelContainer
     let after: UInt64?
 
+    /// Returns an iterator that starts after the feed's token, or at the first
+    /// transaction kept.
     public func makeAsyncIterator() -> Iterator {
         Iterator(container: container, position: after ?? 0, checksExpiry: after != nil)
     }
 
+    /// Delivers a feed's transactions in commit order, waiting for commits once caught
+    /// up.
     public struct Iterator: AsyncIteratorProtocol {
         /// Transactions fetched at once while catching up.
         static let batch = 256
@@ -40,7 +45,8 @@ public struct HistoryTransactionFeed: AsyncSequence, Sendable {
         var pending: [StoredTransaction] = []
 
         /// The next transaction, waiting for a commit if there is none yet; nil
-        /// once the task is cancelled.
+        /// once the task is cancelled, and at once for a container on a custom
+        /// store (its history is the store's own, `HistoryProviding`).
         /// - Complexity: O(log n) per batch of transactions, plus their changes.
         public mutating func next() async throws -> DefaultHistoryTransaction? {
             while pending.isEmpty {

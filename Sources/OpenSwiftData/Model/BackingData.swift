@@ -7,8 +7,11 @@ import OpenSwiftDataStore
 /// (`ModelBackingData`) is the context-local row: the values in the engine's form,
 /// the related models once resolved, and which slots changed since the last save.
 public protocol BackingData<Model>: AnyObject {
+    /// The model class whose properties this backing data stores.
     associatedtype Model: PersistentModel
+    /// The current value of the stored property at `key`, unsaved changes included.
     func getValue<Value>(forKey key: KeyPath<Model, Value>) -> Value
+    /// Writes the stored property at `key`.
     func setValue<Value>(forKey key: KeyPath<Model, Value>, to newValue: Value)
 }
 

@@ -6,6 +6,7 @@ import Synchronization
 /// Temporary from `insert(_:)` until the first save, permanent afterwards (the
 /// model's `persistentModelID` changes then, as on Apple platforms).
 public struct PersistentIdentifier: Hashable, Identifiable, Comparable, Codable, Sendable {
+    /// The opaque value an identifier is made of: its store, entity and row key.
     public struct ID: Hashable, Sendable {
         /// The store and entity, shared by every identifier a container or layout makes.
         let scope: IdentifierScope
@@ -43,14 +44,19 @@ public struct PersistentIdentifier: Hashable, Identifiable, Comparable, Codable,
         }
     }
 
+    /// The identifier's opaque value, which `Identifiable` asks for.
     public let id: PersistentIdentifier.ID
 
+    /// Hashes the row key only, like `ID`.
     public func hash(into hasher: inout Hasher) { id.hash(into: &hasher) }
 
     /// `ID`'s cheap hash (see there).
     public func _rawHashValue(seed: Int) -> Int { id._rawHashValue(seed: seed) }
 
+    /// The name of the model's entity (its model type's name).
     public var entityName: String { id.entityName }
+    /// The identifier of the store that keeps the model; `nil` while the identifier is
+    /// temporary.
     public var storeIdentifier: String? { id.storeIdentifier }
     /// Whether the identifier names a model that has not been saved yet.
     public var isTemporary: Bool { id.key < 0 }
@@ -71,6 +77,8 @@ public struct PersistentIdentifier: Hashable, Identifiable, Comparable, Codable,
 
     private static let temporaryCounter = Atomic<Int64>(0)
 
+    /// Orders identifiers by entity name, then store identifier, then primary key
+    /// (the row key, for the built-in store).
     public static func < (lhs: PersistentIdentifier, rhs: PersistentIdentifier) -> Bool {
         if lhs.id.entityName != rhs.id.entityName { return lhs.id.entityName < rhs.id.entityName }
         if lhs.id.storeIdentifier != rhs.id.storeIdentifier {
@@ -98,6 +106,8 @@ public struct PersistentIdentifier: Hashable, Identifiable, Comparable, Codable,
         }
     }
 
+    /// Encodes the entity name, store identifier and primary key, so `init(from:)` gives
+    /// back an equal identifier.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(id.entityName, forKey: .entityName)

@@ -23,8 +23,12 @@ public protocol PersistentModel: AnyObject, Observable, Hashable, Identifiable, 
 }
 
 extension PersistentModel {
+    /// No compound unique constraints unless `#Unique` declares some.
     public static var _$uniquenessConstraints: [[AnyKeyPath]] { [] }
+    /// No indexes unless `#Index` declares some.
     public static var _$indices: [Any] { [] }
+    /// Empty: a final class's key paths are rooted at it already; `@Model` writes
+    /// the list for classes that can be subclassed.
     public static var _$keyPathsRootedHere: [AnyKeyPath] { [] }
 
     /// Fresh backing data for a model created by its own initializer.
@@ -75,6 +79,7 @@ extension PersistentModel {
         return our.erased.identifier
     }
 
+    /// The model's `persistentModelID`, which changes when a new model is first saved.
     public var id: PersistentIdentifier { persistentModelID }
 
     /// Whether the model has changes its context has not saved.
@@ -87,8 +92,10 @@ extension PersistentModel {
     /// Whether the model has been deleted from its context (pending or saved).
     public var isDeleted: Bool { modelBacking.isDeleted }
 
+    /// Models are equal only when they are the same object.
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs === rhs }
 
+    /// Hashes the object's identity, matching `==`.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
     /// Reads a stored property; `@Model`'s accessors call this.

@@ -10,15 +10,21 @@ extension PredicateExpressions {
     /// containment, as Foundation's `localizedStandardContains` does.
     public struct StringLocalizedStandardContains<Root: PredicateExpression, Other: PredicateExpression>: PredicateExpression
     where Root.Output: StringProtocol, Other.Output: StringProtocol {
+        /// The expression answers whether `root` contains `other`.
         public typealias Output = Bool
+        /// The expression giving the string searched.
         public let root: Root
+        /// The expression giving the string searched for.
         public let other: Other
 
+        /// Creates the expression `root.localizedStandardContains(other)`.
         public init(root: Root, other: Other) {
             self.root = root
             self.other = other
         }
 
+        /// Whether `other` occurs in `root`, ignoring case and diacritics (without a
+        /// locale).
         public func evaluate(_ bindings: PredicateBindings) throws -> Bool {
             let base = try root.evaluate(bindings)
             let needle = try other.evaluate(bindings)
@@ -26,6 +32,7 @@ extension PredicateExpressions {
         }
     }
 
+    /// Builds `root.localizedStandardContains(other)` for the `#Predicate` macro.
     public static func build_localizedStandardContains<Root, Other>(_ root: Root, _ other: Other)
         -> StringLocalizedStandardContains<Root, Other> {
         StringLocalizedStandardContains(root: root, other: other)
@@ -34,15 +41,20 @@ extension PredicateExpressions {
     /// `base.caseInsensitiveCompare(other)`, giving a `ComparisonResult`.
     public struct StringCaseInsensitiveCompare<Root: PredicateExpression, Other: PredicateExpression>: PredicateExpression
     where Root.Output: StringProtocol, Other.Output: StringProtocol {
+        /// The expression answers how `root` orders against `other`.
         public typealias Output = ComparisonResult
+        /// The expression giving the left-hand string.
         public let root: Root
+        /// The expression giving the right-hand string.
         public let other: Other
 
+        /// Creates the expression `root.caseInsensitiveCompare(other)`.
         public init(root: Root, other: Other) {
             self.root = root
             self.other = other
         }
 
+        /// How `root` orders against `other` when case is ignored.
         public func evaluate(_ bindings: PredicateBindings) throws -> ComparisonResult {
             let base = try root.evaluate(bindings)
             let other = try other.evaluate(bindings)
@@ -50,6 +62,7 @@ extension PredicateExpressions {
         }
     }
 
+    /// Builds `root.caseInsensitiveCompare(other)` for the `#Predicate` macro.
     public static func build_caseInsensitiveCompare<Root, Other>(_ root: Root, _ other: Other)
         -> StringCaseInsensitiveCompare<Root, Other> {
         StringCaseInsensitiveCompare(root: root, other: other)

@@ -1,13 +1,22 @@
 extension Schema {
     /// A stored value property of an entity.
     public class Attribute: SchemaProperty, @unchecked Sendable {
+        /// The property's name.
         public var name: String
+        /// The property's name in the previous schema version, so migration carries its
+        /// values over; equal to `name` when not renamed.
         public var originalName: String
+        /// The `@Attribute` options written on the property.
         public var options: [Schema.Attribute.Option]
+        /// Whether the property's type is optional.
         public var isOptional: Bool
         /// The property's Swift type (without `Optional`).
         public var valueType: Any.Type
+        /// A default value given to `init`. Attributes of a built schema leave it `nil`:
+        /// the model's declared initial values are not copied here.
         public var defaultValue: Any?
+        /// A string that distinguishes schema versions whose stored shape is otherwise
+        /// the same.
         public var hashModifier: String?
 
         /// Options that change how SwiftData stores an attribute.
@@ -28,7 +37,8 @@ extension Schema {
             public static var allowsCloudEncryption: Option { Option(kind: .allowsCloudEncryption) }
             /// Keep the value in history tombstones after the model is deleted.
             public static var preserveValueOnDeletion: Option { Option(kind: .preserveValueOnDeletion) }
-            /// Track changes to the value without persisting it in history.
+            /// Track changes to the value (observers run, the context has changes) but
+            /// never write it to the store: it lives only in the model object.
             public static var ephemeral: Option { Option(kind: .ephemeral) }
             /// Accepted for source compatibility; Spotlight is not available on Linux, so it does nothing.
             public static var spotlight: Option { Option(kind: .spotlight) }
@@ -38,6 +48,8 @@ extension Schema {
             }
         }
 
+        /// Creates an attribute named `name` holding `valueType`; `originalName` defaults
+        /// to `name`.
         public init(
             name: String, originalName: String? = nil, options: [Option] = [],
             valueType: Any.Type, defaultValue: Any? = nil, hashModifier: String? = nil
@@ -58,14 +70,19 @@ extension Schema {
             self.originalName = originalName ?? ""
         }
 
+        /// Whether the options include `.unique`.
         public var isUnique: Bool { options.contains(.unique) }
+        /// Always false: `@Transient` properties are not in a schema.
         public var isTransient: Bool { false }
 
+        /// Attributes are equal when their name, original name, options, optionality and
+        /// value type are.
         public static func == (lhs: Attribute, rhs: Attribute) -> Bool {
             lhs.name == rhs.name && lhs.originalName == rhs.originalName && lhs.options == rhs.options
                 && lhs.isOptional == rhs.isOptional && lhs.valueType == rhs.valueType
         }
 
+        /// Hashes the name and options.
         public func hash(into hasher: inout Hasher) {
             hasher.combine(name)
             hasher.combine(options)

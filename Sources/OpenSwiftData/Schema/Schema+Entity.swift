@@ -1,13 +1,21 @@
 extension Schema {
     /// One model type's description: its attributes, relationships and constraints.
     public final class Entity: Hashable, @unchecked Sendable {
+        /// The entity's name: its model type's name.
         public var name: String
+        /// The entities of the model type's direct `@Model` subclasses.
         public var subentities: Set<Schema.Entity> = []
+        /// The name of the `@Model` superclass's entity, or `nil` for a root class.
         public var superentityName: String?
+        /// The `@Model` superclass's entity, or `nil` for a root class.
         public var superentity: Schema.Entity?
+        /// The stored value properties, inherited ones included.
         public var attributes: Set<Schema.Attribute>
+        /// The properties that refer to other models, inherited ones included.
         public var relationships: Set<Schema.Relationship>
+        /// `attributes` keyed by property name.
         public var attributesByName: [String: Schema.Attribute]
+        /// `relationships` keyed by property name.
         public var relationshipsByName: [String: Schema.Relationship]
         /// Unique constraints, each a list of attribute names.
         public var uniquenessConstraints: [[String]]
@@ -16,6 +24,7 @@ extension Schema {
         /// All stored properties in declaration order.
         public var properties: [any SchemaProperty]
 
+        /// Creates an empty entity named `name`, with no properties or constraints.
         public init(_ name: String) {
             self.name = name
             attributes = []
@@ -61,11 +70,14 @@ extension Schema {
             properties = attributes.map { $0 as any SchemaProperty } + relationships.map { $0 as any SchemaProperty }
         }
 
+        /// Entities are equal when their names, attributes, relationships and unique
+        /// constraints are.
         public static func == (lhs: Entity, rhs: Entity) -> Bool {
             lhs.name == rhs.name && lhs.attributes == rhs.attributes && lhs.relationships == rhs.relationships
                 && lhs.uniquenessConstraints == rhs.uniquenessConstraints
         }
 
+        /// Hashes the name only.
         public func hash(into hasher: inout Hasher) { hasher.combine(name) }
     }
 }

@@ -6,8 +6,12 @@ import OpenSwiftDataStore
 /// Model types reachable through relationships are included automatically, as the
 /// docs describe for `AnimalCategory` → `Animal`.
 public final class Schema: Hashable, @unchecked Sendable {
+    /// The schema's version: `1.0.0` unless given, or the versioned schema's identifier.
     public let version: Schema.Version
+    /// One entity per model type, subclasses included: the given types first, then those
+    /// found through relationships and superclasses.
     public let entities: [Schema.Entity]
+    /// The entities keyed by name (a model type's name).
     public let entitiesByName: [String: Schema.Entity]
     /// The layout of each engine entity, in the engine's order: one per model type,
     /// except that a class hierarchy is one engine entity, its root's.
@@ -17,6 +21,7 @@ public final class Schema: Hashable, @unchecked Sendable {
     /// Every model type, in the order they were found.
     let modelTypes: [any PersistentModel.Type]
 
+    /// Creates an empty schema, version `1.0.0`.
     public init() {
         version = Version(1, 0, 0)
         entities = []
@@ -26,6 +31,8 @@ public final class Schema: Hashable, @unchecked Sendable {
         modelTypes = []
     }
 
+    /// Creates the schema of `types` and every model type they reach through
+    /// relationships or inherit from.
     public init(_ types: [any PersistentModel.Type], version: Schema.Version = Version(1, 0, 0)) {
         self.version = version
         // Model types reachable through relationships, and the `@Model` superclasses of
@@ -73,18 +80,23 @@ public final class Schema: Hashable, @unchecked Sendable {
         }
     }
 
+    /// Creates the schema of `types` and every model type they reach; see
+    /// `init(_:version:)`.
     public convenience init(_ types: any PersistentModel.Type..., version: Schema.Version = Version(1, 0, 0)) {
         self.init(types, version: version)
     }
 
+    /// Creates the schema of a versioned schema's models, with its version identifier.
     public convenience init(versionedSchema: any VersionedSchema.Type) {
         self.init(versionedSchema.models, version: versionedSchema.versionIdentifier)
     }
 
+    /// Schemas are equal when their versions and entities are.
     public static func == (lhs: Schema, rhs: Schema) -> Bool {
         lhs.version == rhs.version && lhs.entities == rhs.entities
     }
 
+    /// Hashes the version and the entity names.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(version)
         hasher.combine(entities.map(\.name))

@@ -5,8 +5,11 @@ import OpenSwiftDataStore
 /// The name a value transformer is registered under, as in Foundation on Apple
 /// platforms.
 public struct NSValueTransformerName: RawRepresentable, Hashable, Sendable {
+    /// The registered name.
     public var rawValue: String
+    /// Creates a transformer name from a string.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// Creates a transformer name from a string.
     public init(_ rawValue: String) { self.rawValue = rawValue }
 }
 
@@ -17,11 +20,14 @@ public struct NSValueTransformerName: RawRepresentable, Hashable, Sendable {
 /// `reverseTransformedValue(_:)`, and register an instance under the name the
 /// attribute gives before opening a container.
 open class ValueTransformer: @unchecked Sendable {
+    /// Creates a transformer; subclasses add their own state.
     public init() {}
 
     /// The class of the values `transformedValue(_:)` returns; `Data` for stored attributes.
     open class func transformedValueClass() -> AnyClass { NSData.self }
 
+    /// Whether `reverseTransformedValue(_:)` is supported; `true` unless overridden.
+    /// SwiftData does not consult it: reading a transformable attribute always reverses.
     open class func allowsReverseTransformation() -> Bool { true }
 
     /// The stored form of `value`: `Data` (or nil) for a transformable attribute.

@@ -17,6 +17,7 @@ public struct NearbyDescriptor<T: PersistentModel> {
     public var keyPaths: [PartialKeyPath<T>]
     /// The point distances are measured from, one coordinate per key path.
     public var center: [Double]
+    /// How distance from `center` is measured: set by the initializer used.
     public var metric: Metric
 
     /// How distance is measured.
@@ -40,6 +41,7 @@ public struct NearbyDescriptor<T: PersistentModel> {
     /// How many models at most, nearest first; nil (or 0 or less, as for
     /// `FetchDescriptor.fetchLimit`) for every model in range.
     public var limit: Int?
+    /// A filter the nearest models must also pass; `nil` accepts every model in range.
     public var predicate: Predicate<T>?
     /// Whether unsaved inserts of the context take part (as in `FetchDescriptor`).
     public var includePendingChanges = true

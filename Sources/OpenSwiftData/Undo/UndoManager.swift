@@ -43,9 +43,13 @@ open class UndoManager {
         didSet { trim() }
     }
 
+    /// Whether `undo()` is running its actions; their registrations go to the redo stack.
     public private(set) var isUndoing = false
+    /// Whether `redo()` is running its actions; their registrations go to the undo stack
+    /// without clearing the redo stack.
     public private(set) var isRedoing = false
 
+    /// Creates an undo manager with empty stacks that groups by event.
     public init() {}
 
     // MARK: Registering
@@ -71,8 +75,12 @@ open class UndoManager {
     /// Whether registrations are recorded (`disableUndoRegistration()` nests).
     open var isUndoRegistrationEnabled: Bool { registrationDisabled == 0 }
 
+    /// Stops recording registrations until a matching `enableUndoRegistration()`; calls
+    /// nest.
     open func disableUndoRegistration() { registrationDisabled += 1 }
 
+    /// Balances one `disableUndoRegistration()`; calling it without one is a programming
+    /// error and traps.
     open func enableUndoRegistration() {
         precondition(registrationDisabled > 0, "enableUndoRegistration() without disableUndoRegistration()")
         registrationDisabled -= 1
@@ -83,6 +91,7 @@ open class UndoManager {
     /// The number of groups open, nested.
     open var groupingLevel: Int { open.count }
 
+    /// Opens a group; registrations until the matching `endUndoGrouping()` undo together.
     open func beginUndoGrouping() {
         open.append(Group())
     }
@@ -115,7 +124,10 @@ open class UndoManager {
 
     // MARK: Undoing and redoing
 
+    /// Whether there is a group to undo: one on the undo stack, or the open top-level
+    /// group if it has actions.
     open var canUndo: Bool { !undoStack.isEmpty || (open.count == 1 && !open[0].actions.isEmpty) }
+    /// Whether there is an undone group to redo.
     open var canRedo: Bool { !redoStack.isEmpty }
 
     /// Undoes the last group, ending an open top-level group first (as Foundation's
@@ -151,7 +163,8 @@ open class UndoManager {
         for group in open { group.actions.removeAll() }
     }
 
-    /// Drops every action registered with `target`.
+    /// Drops every action registered with `target`, and those whose target no
+    /// longer exists; groups left empty are dropped too.
     open func removeAllActions(withTarget target: AnyObject) {
         func keep(_ group: Group) { group.actions.removeAll { $0.target === target || $0.target == nil } }
         (undoStack + redoStack + open).forEach(keep)
@@ -166,7 +179,9 @@ open class UndoManager {
         (open.last ?? undoStack.last)?.name = actionName
     }
 
+    /// The name of the group `undo()` would undo, or an empty string.
     open var undoActionName: String { (open.count == 1 && !open[0].actions.isEmpty ? open[0] : undoStack.last)?.name ?? "" }
+    /// The name of the group `redo()` would redo, or an empty string.
     open var redoActionName: String { redoStack.last?.name ?? "" }
 
     private func trim() {

@@ -59,7 +59,9 @@ public final class BlobStore: @unchecked Sendable {
         } else if errno != EEXIST {
             throw .io(operation: "mkdir", path: directory, errno: errno)
         }
-        let temporary = target + ".tmp-\(getpid())"
+        // (Unique per call: a compaction in the background may store the blob an
+        // append stores at the same moment.)
+        let temporary = target + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         DocumentFile.remove(temporary)
         let file = try DocumentFile.open(temporary, writable: true, create: true)
         do {

@@ -52,6 +52,11 @@ public final class Document: @unchecked Sendable {
     private var compactionFailedAt: Int?
     /// Where the last append began and the generation before it (`retractAppend`).
     private var lastAppend: (start: Int, generation: UInt64)?
+    /// The compaction running beside the saves (`compactInBackground`), if any.
+    private var running: BackgroundCompaction?
+    /// Entered while a background compaction runs: what `close`, `erase` and a
+    /// compaction on demand wait for.
+    private let compactions = DispatchGroup()
     /// Whether appends may skip generations: set for the documents of a group,
     /// whose frames then name their predecessor (`CommitRecord.previous`).
     public internal(set) var generationsMaySkip = false
@@ -244,6 +249,8 @@ public final class Document: @unchecked Sendable {
                     // cannot be removed is kept until the next compaction, never deleted
                     // under a frame.)
                     fileBlobs.insert(reference.name)
+                    // The file a running compaction writes keeps this frame too.
+                    running?.appendedBlobs.insert(reference.name)
                     if try blobs.store(data, as: reference) {
                         wroteBlobs = true
                         if new { created.append(reference.name) }
@@ -315,6 +322,8 @@ public final class Document: @unchecked Sendable {
     func retractAppend(of generation: UInt64) throws(DocumentError) {
         try locked { () throws(DocumentError) in
             guard let last = lastAppend, self.generation == generation, let file else { return }
+            // A compaction that began after this frame wrote a snapshot that holds it.
+            if let run = running, run.start > last.start { running = nil }
             do throws(DocumentError) {
                 try file.truncate(to: last.start)
                 try file.sync()
@@ -331,26 +340,31 @@ public final class Document: @unchecked Sendable {
 
     /// Whether the journal has grown enough that a save should compact.
     public var wantsCompaction: Bool {
-        lock.withLock {
-            let journal = length - _snapshotLength
-            if let failed = compactionFailedAt, length < failed + (failed - _snapshotLength) / 2 { return false }
-            return journal > _compactionPolicy.minimumJournalBytes
-                && Double(journal) > _compactionPolicy.ratio * Double(_snapshotLength)
-        }
+        lock.withLock { journalOutgrewPolicy }
+    }
+
+    /// `wantsCompaction`, with the lock held.
+    private var journalOutgrewPolicy: Bool {
+        let journal = length - _snapshotLength
+        if let failed = compactionFailedAt, length < failed + (failed - _snapshotLength) / 2 { return false }
+        return journal > _compactionPolicy.minimumJournalBytes
+            && Double(journal) > _compactionPolicy.ratio * Double(_snapshotLength)
     }
 
     // MARK: Compaction
 
     /// Replaces the document with a fresh snapshot of `version` (which must be the
     /// store's current version), then removes blobs nothing refers to any more.
+    /// A compaction running in the background is waited for first.
     ///
     /// The snapshot goes to a temporary file in the same folder, is synced, renamed
     /// over the document, and the folder is synced: a crash at any point leaves
     /// either the old document or the new one.
     /// - Complexity: O(rows)
     public func compact(_ version: StoreVersion) throws(DocumentError) {
+        compactions.wait()
         try locked { () throws(DocumentError) in
-            let old = try writableFile()
+            _ = try writableFile()
             let temporary = Self.temporaryPath(for: path, purpose: "compact")
             // Blobs the file does not refer to (what a failed import or save left, say)
             // go first: on a full disk, that may be the room the new snapshot needs.
@@ -359,46 +373,169 @@ public final class Document: @unchecked Sendable {
             // replaced.
             blobs.collect(keeping: fileBlobs)
             var referenced = Set<String>()
-            let (fresh, written, created) = try Self.writeSnapshot(
+            let snapshot = try Self.writeSnapshot(
                 version, identifier: storeIdentifier, schemaVersion: schemaVersion, to: temporary, blobs: blobs,
                 formatMinor: generationsMaySkip ? 1 : 0
             ) { referenced.insert($0) }
-            do throws(DocumentError) {
-                try fresh.lockExclusively()
-                try DocumentFile.rename(temporary, to: path)
-            } catch {
-                fresh.close()
-                DocumentFile.remove(temporary)
-                // The blobs only the new file would have named go with it (not one it
-                // repaired that the current file names).
-                blobs.remove(created.filter { !fileBlobs.contains($0) })
-                throw error
-            }
-            // The path names the new file now: from here on, work with it, whatever fails.
-            fresh.path = path
-            old.close()
-            file = fresh
-            length = written
-            _snapshotLength = written
-            _journalFrames = 0
-            compactionFailedAt = nil
-            lastAppend = nil
+            try replaceFile(
+                with: snapshot, at: temporary, referencing: referenced, since: BackgroundCompaction(start: length, frames: _journalFrames))
+            // (A group's document, or an emptied store, moves to the version's generation.)
             generation = version.generation
-            do throws(DocumentError) {
-                try DocumentFile.syncDirectory(Self.directory(of: path))
+        }
+    }
+
+    /// A compaction that writes its snapshot while saves go on appending to the
+    /// current file: only its last step, copying the frames appended meanwhile and
+    /// renaming, holds the document's lock.
+    private struct BackgroundCompaction {
+        /// Where the frames after the snapshot's version begin in the current file.
+        var start: Int
+        /// The journal frames before `start`.
+        var frames: Int
+        /// The blobs the frames appended since it began name.
+        var appendedBlobs: Set<String> = []
+    }
+
+    /// Starts compacting to `version`, the version whose frame the store just
+    /// appended, on a background thread when the journal has outgrown the policy;
+    /// returns at once. Saves go on meanwhile and wait only for the last step (the
+    /// frames appended since `version`, copied after the new snapshot, and the
+    /// rename). A failure is noted as `compactionFailed` notes it: the journal
+    /// stays as it was, complete.
+    ///
+    /// Does nothing while another compaction runs, or when `version` is not the
+    /// document's last generation.
+    public func compactInBackground(_ version: StoreVersion) {
+        let begun = lock.withLock { () -> Bool in
+            guard running == nil, broken == nil, file != nil, !isReadOnly, !generationsMaySkip,
+                  generation == version.generation, journalOutgrewPolicy else { return false }
+            // (As `compact` does, and while no snapshot is being written.)
+            blobs.collect(keeping: fileBlobs)
+            running = BackgroundCompaction(start: length, frames: _journalFrames)
+            compactions.enter()
+            return true
+        }
+        guard begun else { return }
+        Self.compactionQueue.async { [self] in
+            defer { compactions.leave() }
+            let temporary = Self.temporaryPath(for: path, purpose: "compact")
+            var referenced = Set<String>()
+            let snapshot: WrittenSnapshot
+            do {
+                snapshot = try Self.writeSnapshot(
+                    version, identifier: storeIdentifier, schemaVersion: schemaVersion, to: temporary, blobs: blobs
+                ) { referenced.insert($0) }
             } catch {
-                // The rename happened and the store goes on with the new file; the next
-                // append makes the name durable before it acknowledges anything. Until
-                // then a crash may bring the old file back, so its blobs stay, and both
-                // files' blobs are the ones a later compaction keeps.
-                directoryNeedsSync = true
-                fileBlobs.formUnion(referenced)
+                lock.withLock {
+                    running = nil
+                    compactionFailedAt = length
+                }
                 return
             }
-            directoryNeedsSync = false
-            fileBlobs = referenced
-            blobs.collect(keeping: referenced)
+            lock.withLock { compactionWillFinish }?()
+            lock.withLock {
+                guard let run = running else {
+                    // Called off (a retracted frame): the snapshot is not the file's.
+                    Self.discard(snapshot, at: temporary, keepingBlobs: fileBlobs, of: blobs)
+                    return
+                }
+                running = nil
+                do throws(DocumentError) {
+                    _ = try writableFile()
+                    try replaceFile(with: snapshot, at: temporary, referencing: referenced, since: run)
+                } catch {
+                    compactionFailedAt = length
+                }
+            }
         }
+    }
+
+    /// Called on the compaction's thread between writing a background compaction's
+    /// snapshot and its last step: the tests' seam for saving meanwhile. Not for
+    /// applications.
+    public var _compactionWillFinish: (@Sendable () -> Void)? {
+        get { lock.withLock { compactionWillFinish } }
+        set { lock.withLock { compactionWillFinish = newValue } }
+    }
+    private var compactionWillFinish: (@Sendable () -> Void)?
+
+    /// Blocks the caller until no compaction runs in the background.
+    public func waitForCompaction() {
+        compactions.wait()
+    }
+
+    /// Where background compactions write: off every save's path, a few documents at once.
+    private static let compactionQueue = DispatchQueue(
+        label: "OpenSwiftData.compaction", qos: .utility, attributes: .concurrent)
+
+    /// A snapshot written to a temporary file: the file, open; its length; the blob
+    /// files it made (none that were there already).
+    private typealias WrittenSnapshot = (file: DocumentFile, length: Int, createdBlobs: [String])
+
+    /// Closes and removes `snapshot`, and the blob files only it made.
+    private static func discard(_ snapshot: WrittenSnapshot, at temporary: String, keepingBlobs named: Set<String>, of blobs: BlobStore) {
+        snapshot.file.close()
+        DocumentFile.remove(temporary)
+        blobs.remove(snapshot.createdBlobs.filter { !named.contains($0) })
+    }
+
+    /// Makes `snapshot` (written at `temporary`, naming the blobs `referenced`) the
+    /// document: copies the frames appended after `run.start` behind it, syncs it,
+    /// renames it over the document, syncs the folder and removes blobs neither
+    /// names. On a failure before the rename the document stays as it was (and the
+    /// snapshot is removed); after it, the document goes on with the new file. The
+    /// caller holds the lock.
+    private func replaceFile(
+        with snapshot: WrittenSnapshot, at temporary: String, referencing referenced: Set<String>, since run: BackgroundCompaction
+    ) throws(DocumentError) {
+        guard let old = file else {
+            Self.discard(snapshot, at: temporary, keepingBlobs: fileBlobs, of: blobs)
+            throw .closed(path: path)
+        }
+        let fresh = snapshot.file
+        do throws(DocumentError) {
+            if length > run.start {
+                // Acknowledged saves: synced with the new file, before it takes the name.
+                let frames = try old.read(at: run.start, count: length - run.start)
+                guard frames.count == length - run.start else {
+                    throw .io(operation: "reading the journal to compact", path: path, errno: EIO)
+                }
+                try fresh.write(frames, at: snapshot.length)
+                try fresh.sync()
+            }
+            try fresh.lockExclusively()
+            try DocumentFile.rename(temporary, to: path)
+        } catch {
+            // The blobs only the new file would have named go with it (not one it
+            // repaired that the current file names).
+            Self.discard(snapshot, at: temporary, keepingBlobs: fileBlobs, of: blobs)
+            throw error
+        }
+        // The path names the new file now: from here on, work with it, whatever fails.
+        fresh.path = path
+        old.close()
+        file = fresh
+        let moved = snapshot.length - run.start
+        length += moved
+        _snapshotLength = snapshot.length
+        _journalFrames -= run.frames
+        compactionFailedAt = nil
+        lastAppend = lastAppend.flatMap { $0.start >= run.start ? ($0.start + moved, $0.generation) : nil }
+        let named = referenced.union(run.appendedBlobs)
+        do throws(DocumentError) {
+            try DocumentFile.syncDirectory(Self.directory(of: path))
+        } catch {
+            // The rename happened and the store goes on with the new file; the next
+            // append makes the name durable before it acknowledges anything. Until
+            // then a crash may bring the old file back, so its blobs stay, and both
+            // files' blobs are the ones a later compaction keeps.
+            directoryNeedsSync = true
+            fileBlobs.formUnion(named)
+            return
+        }
+        directoryNeedsSync = false
+        fileBlobs = named
+        blobs.collect(keeping: named)
     }
 
     /// Writes a snapshot of `version` as a new document at `path` (replacing any
@@ -485,7 +622,7 @@ public final class Document: @unchecked Sendable {
     private static func writeSnapshot(
         _ version: StoreVersion, identifier: UUID, schemaVersion: SchemaVersionStamp?, to path: String, blobs: BlobStore,
         formatMinor: Int = 0, referenced: (String) -> Void = { _ in }
-    ) throws(DocumentError) -> (file: DocumentFile, length: Int, createdBlobs: [String]) {
+    ) throws(DocumentError) -> WrittenSnapshot {
         DocumentFile.remove(path)
         // The blob files this snapshot made (none that were there already).
         var created: [String] = []
@@ -516,7 +653,9 @@ public final class Document: @unchecked Sendable {
     // MARK: Closing
 
     /// Releases the file and its lock. Later saves throw `DocumentError.closed`.
+    /// A compaction running in the background finishes first.
     public func close() {
+        compactions.wait()
         lock.withLock {
             file?.close()
             file = nil
@@ -525,6 +664,7 @@ public final class Document: @unchecked Sendable {
 
     /// Deletes the document file and its blob folder, and closes it.
     public func erase() throws(DocumentError) {
+        compactions.wait()
         try locked { () throws(DocumentError) in
             let open = try writableFile()
             // Unlink while still holding the lock, so no other writer opens it in between.

@@ -124,12 +124,18 @@ final class DocumentFile {
 
     /// The whole file.
     func readAll() throws(DocumentError) -> [UInt8] {
+        try read(at: 0, count: size)
+    }
+
+    /// The `count` bytes at `offset` (fewer when the file ends first).
+    func read(at offset: Int, count: Int) throws(DocumentError) -> [UInt8] {
         if let code = _FileFaults.errorCode(.read, path: path) { throw .io(operation: "read", path: path, errno: code) }
-        let n = try size
-        var bytes = [UInt8](repeating: 0, count: n)
+        var bytes = [UInt8](repeating: 0, count: count)
         var done = 0
-        while done < n {
-            let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + done, n - done, off_t(done)) }
+        while done < count {
+            let got = bytes.withUnsafeMutableBytes {
+                pread(descriptor, $0.baseAddress! + done, count - done, off_t(offset + done))
+            }
             if got < 0 {
                 if errno == EINTR { continue }
                 throw .io(operation: "read", path: path, errno: errno)
@@ -137,7 +143,7 @@ final class DocumentFile {
             if got == 0 { break }
             done += got
         }
-        if done < n { bytes.removeSubrange(done...) }
+        if done < count { bytes.removeSubrange(done...) }
         return bytes
     }
 

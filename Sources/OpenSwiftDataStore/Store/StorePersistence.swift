@@ -9,8 +9,10 @@ public protocol StorePersistence: AnyObject, Sendable {
     /// durability says. When it throws, nothing of the commit is recorded.
     func append(_ record: CommitRecord, schema: StoreSchema) throws(DocumentError)
     /// Rewrites what has grown enough since its last snapshot as a snapshot of
-    /// `version` (the version just published). A failure is noted, not thrown:
+    /// `version` (the version just recorded). A failure is noted, not thrown:
     /// the saves are durable already, and the next try waits for more growth.
+    /// A `Document` does it in the background (`Document.compactInBackground`), so
+    /// the save returns at once; a group's documents compact before it returns.
     func compactIfWanted(_ version: StoreVersion)
     /// Rewrites everything as a snapshot of `version` now.
     func compact(_ version: StoreVersion) throws(DocumentError)
@@ -28,11 +30,6 @@ extension Document: StorePersistence {
     }
 
     public func compactIfWanted(_ version: StoreVersion) {
-        guard wantsCompaction else { return }
-        do {
-            try compact(version)
-        } catch {
-            compactionFailed()
-        }
+        compactInBackground(version)
     }
 }

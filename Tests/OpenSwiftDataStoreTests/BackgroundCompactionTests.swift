@@ -1,0 +1,132 @@
+import Foundation
+import OpenSwiftDataStore
+import Testing
+
+/// Compaction off the commit path (#40, point 5): a save that passes the policy starts
+/// a compaction in the background and returns; saves made while it writes land in the
+/// new file; a failure leaves the journal whole.
+@Suite struct BackgroundCompactionTests {
+    let folder: TemporaryFolder
+    init() throws { folder = try TemporaryFolder() }
+
+    /// A store whose every save wants a compaction, and whose background compactions
+    /// stop before their last step until `gate.open()`.
+    func pausedStore(_ path: String, gate: Gate) throws -> (Store, Document) {
+        let store = try DocumentFixture.openStore(path)
+        let document = try #require(store.document)
+        document.compactionPolicy = .init(ratio: 0, minimumJournalBytes: 0)
+        document._compactionWillFinish = { gate.pass() }
+        return (store, document)
+    }
+
+    static func inode(_ path: String) -> UInt64? {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? UInt64) ?? nil
+    }
+
+    @Test func savesGoOnWhileACompactionWritesAndLandInTheNewFile() throws {
+        defer { folder.remove() }
+        let path = folder.path("busy.store")
+        let gate = Gate()
+        let (store, document) = try pausedStore(path, gate: gate)
+        let before = Self.inode(path)
+        try DocumentFixture.save(1, in: store)
+        // The compaction of generation 1 has written its snapshot and waits.
+        #expect(gate.waitUntilReached())
+        document._compactionWillFinish = nil
+        // Saves return while it waits (they never wait for the rewrite). Saves 3
+        // and 6 store photos as blobs, which only their frames name.
+        for k in 2...6 { try DocumentFixture.save(k, in: store) }
+        #expect(Self.inode(path) == before)
+        #expect(document.journalFrames == 6)
+        gate.open()
+        document.waitForCompaction()
+        #expect(Self.inode(path) != before)
+        #expect(document.journalFrames == 5)
+        let reopened = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        #expect(reopened.snapshotGeneration == 1)
+        #expect(reopened.journalFrames == 5)
+        #expect(DocumentFixture.rows(of: reopened.version) == (try DocumentFixture.expectedRows(after: 6)))
+        // The new file takes later saves.
+        document.compactionPolicy = .init()
+        try DocumentFixture.save(7, in: store)
+        let again = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        #expect(DocumentFixture.rows(of: again.version) == (try DocumentFixture.expectedRows(after: 7)))
+        #expect(again.journalFrames == 6)
+    }
+
+    @Test func aBackgroundCompactionThatFailsLeavesTheJournalWhole() throws {
+        defer { folder.remove() }
+        let path = folder.path("failing.store")
+        let gate = Gate()
+        let (store, document) = try pausedStore(path, gate: gate)
+        try DocumentFixture.save(1, in: store)
+        #expect(gate.waitUntilReached())
+        document._compactionWillFinish = nil
+        try DocumentFixture.save(2, in: store)
+        // Its rename fails (a full disk would fail its write the same way).
+        _FileFaults.install(under: folder.path(""), failing: 1, of: [.rename], with: .error(EIO))
+        gate.open()
+        document.waitForCompaction()
+        #expect(_FileFaults.remove(under: folder.path("")))
+        #expect(document.journalFrames == 2)
+        // No temporary file is left, and saves go on (without compacting again at once).
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path("")).filter { $0.hasSuffix(".tmp") }
+        #expect(leftovers.isEmpty)
+        try DocumentFixture.save(3, in: store)
+        #expect(document.journalFrames == 3)
+        let reopened = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        #expect(reopened.snapshotGeneration == 0)
+        #expect(DocumentFixture.rows(of: reopened.version) == (try DocumentFixture.expectedRows(after: 3)))
+    }
+
+    @Test func closingWaitsForARunningCompaction() throws {
+        defer { folder.remove() }
+        let path = folder.path("closing.store")
+        let store = try DocumentFixture.openStore(path)
+        let document = try #require(store.document)
+        document.compactionPolicy = .init(ratio: 0, minimumJournalBytes: 0)
+        document._compactionWillFinish = { usleep(200_000) }
+        try DocumentFixture.save(1, in: store)
+        document.close()
+        let reopened = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        #expect(reopened.snapshotGeneration == 1)
+        #expect(reopened.journalFrames == 0)
+        // The lock is free: a writer opens it.
+        let writer = try DocumentFixture.openStore(path)
+        #expect(DocumentFixture.rows(of: writer.current) == (try DocumentFixture.expectedRows(after: 1)))
+    }
+
+    @Test func aCompactionOnDemandWaitsForTheOneInTheBackground() throws {
+        defer { folder.remove() }
+        let path = folder.path("demand.store")
+        let gate = Gate()
+        let (store, document) = try pausedStore(path, gate: gate)
+        try DocumentFixture.save(1, in: store)
+        #expect(gate.waitUntilReached())
+        document._compactionWillFinish = nil
+        try DocumentFixture.save(2, in: store)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { gate.open() }
+        try store.compact()
+        #expect(document.journalFrames == 0)
+        let reopened = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        #expect(reopened.snapshotGeneration == 2)
+        #expect(DocumentFixture.rows(of: reopened.version) == (try DocumentFixture.expectedRows(after: 2)))
+    }
+}
+
+/// Holds a background compaction before its last step: `pass` (on its thread) reports
+/// arrival and waits for `open`.
+final class Gate: Sendable {
+    private let reached = DispatchSemaphore(value: 0)
+    private let opened = DispatchSemaphore(value: 0)
+
+    func pass() {
+        reached.signal()
+        opened.wait()
+    }
+
+    /// Whether a compaction arrived within ten seconds.
+    func waitUntilReached() -> Bool { reached.wait(timeout: .now() + 10) == .success }
+
+    func open() { opened.signal() }
+}
