@@ -120,14 +120,28 @@ extension ModelContainer {
         let run = migrationPlan.map { MigrationPlanRun(plan: $0, schema: schema) }
         try run?.validate()
         try prepareFolder(for: configuration)
+        let target = run.map { SchemaVersionStamp($0.target) }
+        let opening: Document.Opening
         do {
-            let (document, version) = try Document.open(
+            // With a plan, the document is read as stored, and the plan brings it to
+            // the container's schema here, between the two phases of the open.
+            opening = try Document.Opening.read(
                 path: url.path, schema: schema.storeSchema, readOnly: !configuration.allowsSave, durability: configuration.durability,
-                migrating: schema.migrationHints, plan: run?.staged)
+                migrating: schema.migrationHints, asStored: run != nil, creatingAt: target)
+        } catch {
+            throw SwiftDataError(.loadIssueModelContainer, error.description)
+        }
+        // A stage's own error, or the plan's SwiftDataError, propagates as it is.
+        let migrated = try run.flatMap { run in
+            try run.migrate(opening.contents.version, recorded: opening.contents.schemaVersion.map(Schema.Version.init))
+        }
+        do {
+            // (`migrate` returns the data in the container's schema, or nil when it is
+            // in it already.)
+            let (document, version) = run == nil
+                ? try opening.finish() : try opening.finish(migratedTo: migrated, recording: target)
             return Store(document: document, version: version)
         } catch {
-            // A stage's own error, or the plan's SwiftDataError, rather than its carrier.
-            if let failure = run?.failure { throw failure }
             throw SwiftDataError(.loadIssueModelContainer, error.description)
         }
     }

@@ -13,16 +13,14 @@ import OpenSwiftDataStore
 /// a custom stage's `willMigrate` on a context of the old schema, the lightweight
 /// step (`SchemaMigration`) to the next version, then `didMigrate` on a context of
 /// the new one. Versions with no stage from them are followed by a lightweight step.
-/// The whole run works on the data in memory; the engine writes the result as one
-/// new document (or nothing, read-only), so a failure anywhere leaves the file as
-/// it was.
+/// The whole run works on the data in memory, between the two phases of opening the
+/// document (`Document.Opening`): the engine reads the document as stored, the run
+/// migrates it, and the engine writes the result as one new document (or nothing,
+/// read-only), so a failure anywhere leaves the file as it was.
 final class MigrationPlanRun {
     let plan: any SchemaMigrationPlan.Type
     /// The container's schema: where the run ends.
     let schema: Schema
-    /// The error the run failed with, as the API throws it; the engine carries a
-    /// `DocumentError` in its place.
-    private(set) var failure: (any Error)?
 
     private let schemas: [Schema]
     /// The plan's version whose models are the container's, nil when none is.
@@ -56,18 +54,6 @@ final class MigrationPlanRun {
     /// container's schema, or the schema's own version when the plan lacks it.
     var target: Schema.Version {
         targetIndex.map { plan.schemas[$0].versionIdentifier } ?? schema.version
-    }
-
-    /// The engine's side of the run.
-    var staged: StagedMigration {
-        StagedMigration(target: SchemaVersionStamp(target)) { [self] (version, recorded) throws(DocumentError) in
-            do {
-                return try migrate(version, recorded: recorded.map(Schema.Version.init))
-            } catch {
-                failure = error
-                throw .schemaMismatch(path: "", reason: "the migration plan failed: \(error)")
-            }
-        }
     }
 
     /// `version` (in the document's schema) in the container's schema, nil when

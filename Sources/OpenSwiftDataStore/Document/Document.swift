@@ -102,7 +102,8 @@ public final class Document: @unchecked Sendable {
     public var journalFrames: Int { lock.withLock { _journalFrames } }
 
     /// Opens the document at `path`, creating an empty one with `schema` if there
-    /// is none (unless read-only), and returns it with the store it holds.
+    /// is none (unless read-only), and returns it with the store it holds: both
+    /// phases of `Opening` at once.
     ///
     /// A torn last frame is dropped (and, when writable, cut from the file). Any
     /// other damage throws, and the file is left as it was.
@@ -112,54 +113,137 @@ public final class Document: @unchecked Sendable {
     /// compaction before anything else, so a crash leaves the old document or the
     /// migrated one.
     ///
-    /// With a `plan`, the plan alone decides how the document's version becomes
-    /// `schema`'s, and the document records the plan's target version.
-    ///
     /// `generationsMaySkip` opens it as one of a group's documents
     /// (`generationsMaySkip`): an older one is rewritten as format 4.1 first.
     /// `keptElsewhere` names the entities other documents of the group keep, with
     /// where: a file that stores one of them is refused, untouched.
     public static func open(
         path: String, schema: StoreSchema, readOnly: Bool = false, durability: Durability = .full,
-        migrating hints: MigrationHints? = nil, plan: StagedMigration? = nil, generationsMaySkip: Bool = false,
-        keptElsewhere: [String: String] = [:]
+        migrating hints: MigrationHints? = nil, generationsMaySkip: Bool = false, keptElsewhere: [String: String] = [:]
     ) throws(DocumentError) -> (Document, StoreVersion) {
-        func refuseEntitiesKeptElsewhere(_ contents: DocumentReader.Contents) throws(DocumentError) {
-            for entity in contents.schema.entities where schema.entityIndex(named: entity.name) == nil {
-                guard let place = keptElsewhere[entity.name] else { continue }
-                throw .schemaMismatch(
-                    path: path, reason: "it stores entity \(entity.name), which this container keeps \(place)")
-            }
+        try Opening.read(
+            path: path, schema: schema, readOnly: readOnly, durability: durability, migrating: hints,
+            generationsMaySkip: generationsMaySkip, keptElsewhere: keptElsewhere
+        ).finish()
+    }
+
+    /// A document being opened, in two phases, so that whoever migrates its data
+    /// (a migration plan, in the API) does it between them, with no call from the
+    /// engine back into its caller:
+    ///
+    /// 1. `read` reads the file and, when writable, takes its lock; it writes
+    ///    nothing but a new empty document where there was none. `contents` is what
+    ///    the file holds.
+    /// 2. `finish` makes the document: it cuts a torn tail (keeping the bytes
+    ///    beside it) or rewrites the file by a compaction when it needs one, which
+    ///    `finish(migratedTo:recording:)` asks for when the caller migrated. A crash
+    ///    leaves the old document or the new one.
+    ///
+    /// An opening dropped before `finish` releases the lock and leaves the file as
+    /// it was.
+    public final class Opening {
+        /// What the file holds, as `read` was asked to read it.
+        public private(set) var contents: DocumentReader.Contents
+        let path: String
+        let readOnly: Bool
+        let durability: Durability
+        let generationsMaySkip: Bool
+        /// The open, locked file (nil when read-only).
+        let file: DocumentFile?
+        /// The file's length when read: bytes past `contents.validLength` are a torn tail.
+        let tail: [UInt8]
+
+        private init(
+            contents: DocumentReader.Contents, path: String, readOnly: Bool, durability: Durability,
+            generationsMaySkip: Bool, file: DocumentFile?, tail: [UInt8]
+        ) {
+            self.contents = contents
+            self.path = path
+            self.readOnly = readOnly
+            self.durability = durability
+            self.generationsMaySkip = generationsMaySkip
+            self.file = file
+            self.tail = tail
         }
-        if readOnly {
-            let contents = try DocumentReader.read(path: path, expected: schema, migrating: hints, plan: plan)
-            try refuseEntitiesKeptElsewhere(contents)
-            let document = Document(path: path, file: nil, readOnly: true, contents: contents, durability: durability)
+
+        /// Phase one: reads the document at `path`, locking it unless `readOnly`, and
+        /// creating an empty one of `schema` (recording `creatingAt`) when there is
+        /// none and it may write.
+        ///
+        /// With `asStored`, `contents` holds the document's data in its own schema and
+        /// the schema version it records, for a caller that migrates it itself;
+        /// otherwise in `schema` (with `migrating` hints, migrated to it;
+        /// `DocumentReader.read` says how), and a document of another schema throws
+        /// `schemaMismatch`.
+        public static func read(
+            path: String, schema: StoreSchema, readOnly: Bool = false, durability: Durability = .full,
+            migrating hints: MigrationHints? = nil, asStored: Bool = false, creatingAt stamp: SchemaVersionStamp? = nil,
+            generationsMaySkip: Bool = false, keptElsewhere: [String: String] = [:]
+        ) throws(DocumentError) -> Opening {
+            func refuseEntitiesKeptElsewhere(_ contents: DocumentReader.Contents) throws(DocumentError) {
+                for entity in contents.schema.entities where schema.entityIndex(named: entity.name) == nil {
+                    guard let place = keptElsewhere[entity.name] else { continue }
+                    throw .schemaMismatch(
+                        path: path, reason: "it stores entity \(entity.name), which this container keeps \(place)")
+                }
+            }
+            let expected = asStored ? nil : schema
+            let hints = asStored ? nil : hints
+            if readOnly {
+                let contents = try DocumentReader.read(path: path, expected: expected, migrating: hints)
+                try refuseEntitiesKeptElsewhere(contents)
+                return Opening(
+                    contents: contents, path: path, readOnly: true, durability: durability,
+                    generationsMaySkip: generationsMaySkip, file: nil, tail: [])
+            }
+            for _ in 0..<8 {
+                let file: DocumentFile
+                do {
+                    file = try DocumentFile.openLocked(path)
+                } catch .notFound {
+                    try create(path: path, schema: schema, schemaVersion: stamp, formatMinor: generationsMaySkip ? 1 : 0)
+                    continue
+                }
+                let bytes = try file.readAll()
+                let contents = try DocumentReader.read(
+                    bytes: bytes, path: path, expected: expected, blobs: .load, migrating: hints)
+                guard !DocumentFormat.isNewer(major: contents.formatMajor, minor: contents.formatMinor) else {
+                    throw .unsupportedFormat(path: path, major: contents.formatMajor, minor: contents.formatMinor)
+                }
+                try refuseEntitiesKeptElsewhere(contents)
+                return Opening(
+                    contents: contents, path: path, readOnly: false, durability: durability,
+                    generationsMaySkip: generationsMaySkip, file: file,
+                    tail: contents.validLength < bytes.count ? Array(bytes[contents.validLength...]) : [])
+            }
+            throw .locked(path: path)
+        }
+
+        /// Phase two, for a caller that migrated the data: the document holds
+        /// `migrated` (when not nil; else what it read) and records `stamp`, and is
+        /// rewritten when either changed anything.
+        public func finish(migratedTo migrated: StoreVersion?, recording stamp: SchemaVersionStamp?) throws(DocumentError) -> (Document, StoreVersion) {
+            if let migrated {
+                contents.version = migrated
+                contents.needsRewrite = true
+            }
+            if contents.schemaVersion != stamp {
+                contents.schemaVersion = stamp
+                contents.needsRewrite = true
+            }
+            return try finish()
+        }
+
+        /// Phase two: the document, open, with the version it holds.
+        public func finish() throws(DocumentError) -> (Document, StoreVersion) {
+            let document = Document(path: path, file: file, readOnly: readOnly, contents: contents, durability: durability)
             document.generationsMaySkip = generationsMaySkip
-            return (document, contents.version)
-        }
-        for _ in 0..<8 {
-            let file: DocumentFile
-            do {
-                file = try DocumentFile.openLocked(path)
-            } catch .notFound {
-                try create(path: path, schema: schema, schemaVersion: plan?.target, formatMinor: generationsMaySkip ? 1 : 0)
-                continue
-            }
-            let bytes = try file.readAll()
-            let contents = try DocumentReader.read(
-                bytes: bytes, path: path, expected: schema, blobs: .load, migrating: hints, plan: plan)
-            guard !DocumentFormat.isNewer(major: contents.formatMajor, minor: contents.formatMinor) else {
-                throw .unsupportedFormat(path: path, major: contents.formatMajor, minor: contents.formatMinor)
-            }
-            try refuseEntitiesKeptElsewhere(contents)
-            if contents.validLength < bytes.count {
+            guard let file else { return (document, contents.version) }
+            if !tail.isEmpty {
                 // Keep what is cut off beside the document, synced, before cutting it:
                 // a checksum failure in a whole last frame may be damage, not a torn write.
-                try keepTornTail(Array(bytes[contents.validLength...]), of: path, at: contents.validLength)
+                try keepTornTail(tail, of: path, at: contents.validLength)
             }
-            let document = Document(path: path, file: file, readOnly: false, contents: contents, durability: durability)
-            document.generationsMaySkip = generationsMaySkip
             if contents.needsRewrite || contents.formatMajor < DocumentFormat.major
                 || (generationsMaySkip && contents.formatMinor < DocumentFormat.minor) {
                 // Journal frames name entities and slots by position: put the file in the
@@ -169,14 +253,13 @@ public final class Document: @unchecked Sendable {
                 // store identifier gets one, and one without history a place for it): compaction writes a new file beside it and
                 // renames it over, so a crash keeps one of the two.
                 try document.compact(contents.version)
-            } else if contents.validLength < bytes.count {
+            } else if !tail.isEmpty {
                 try file.truncate(to: contents.validLength)
                 try file.sync()
             }
             removeLeftovers(of: path)
             return (document, contents.version)
         }
-        throw .locked(path: path)
     }
 
     /// Writes the bytes a writable open drops to `<document>.torn-<offset>-<time>`

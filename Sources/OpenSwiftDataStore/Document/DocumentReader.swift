@@ -48,9 +48,10 @@ public struct DocumentReader {
         public var needsRewrite: Bool
         /// The store identifier the snapshot keeps (format 3); nil in older documents.
         public var storeIdentifier: UUID?
-        /// The application schema's version the document records (format 3.1), or
-        /// after a staged migration the version it was brought to; nil when none is
-        /// known (a lightweight migration forgets the recorded one).
+        /// The application schema's version the document records (format 3.1); nil
+        /// when none is known (a lightweight migration forgets the recorded one).
+        /// `Document.Opening.finish(migratedTo:recording:)` sets the version a
+        /// migration plan brought it to.
         public var schemaVersion: SchemaVersionStamp?
         public var schema: StoreSchema { version.schema }
         /// What a salvaging read (`read(path:salvaging:)`) skipped; empty otherwise.
@@ -84,15 +85,13 @@ public struct DocumentReader {
     /// With `migrating` hints, a document whose schema differs from `expected`
     /// beyond entity order is migrated to it (`SchemaMigration`) and marked
     /// `needsRewrite`; what cannot be migrated throws `schemaMismatch`, saying why.
-    /// With a `plan`, the plan migrates instead (and hints are not used); the
-    /// document needs a rewrite when it migrated or records another version.
+    /// (A migration plan runs in the API, between the phases of `Document.Opening`.)
     public static func read(
-        path: String, expected: StoreSchema? = nil, blobs policy: BlobPolicy = .load, migrating hints: MigrationHints? = nil,
-        plan: StagedMigration? = nil
+        path: String, expected: StoreSchema? = nil, blobs policy: BlobPolicy = .load, migrating hints: MigrationHints? = nil
     ) throws(DocumentError) -> Contents {
         let file = try DocumentFile.open(path, writable: false)
         defer { file.close() }
-        return try read(bytes: try file.readAll(), path: path, expected: expected, blobs: policy, migrating: hints, plan: plan)
+        return try read(bytes: try file.readAll(), path: path, expected: expected, blobs: policy, migrating: hints)
     }
 
     /// Reads what still reads of a damaged document (`osd salvage`): the snapshot
@@ -106,19 +105,17 @@ public struct DocumentReader {
         let bytes = try file.readAll()
         let header = try DocumentHeader.decode(bytes, path: path)
         return try read(
-            bytes: bytes, header: header, path: path, expected: nil, blobs: .load, migrating: nil, plan: nil,
-            salvaging: salvaging)
+            bytes: bytes, header: header, path: path, expected: nil, blobs: .load, migrating: nil, salvaging: salvaging)
     }
 
     static func read(
-        bytes: [UInt8], path: String, expected: StoreSchema?, blobs policy: BlobPolicy, migrating hints: MigrationHints? = nil,
-        plan: StagedMigration? = nil
+        bytes: [UInt8], path: String, expected: StoreSchema?, blobs policy: BlobPolicy, migrating hints: MigrationHints? = nil
     ) throws(DocumentError) -> Contents {
         let header = try DocumentHeader.decode(bytes, path: path)
         do {
             return try read(
                 bytes: bytes, header: header, path: path, expected: expected, blobs: policy,
-                migrating: hints, plan: plan, salvaging: false)
+                migrating: hints, salvaging: false)
         } catch .damaged where DocumentFormat.isNewer(major: header.major, minor: header.minor) {
             // A newer minor may use what this build does not know: say so, not "damaged".
             throw .unsupportedFormat(path: path, major: header.major, minor: header.minor)
@@ -127,7 +124,7 @@ public struct DocumentReader {
 
     private static func read(
         bytes: [UInt8], header: DocumentHeader, path: String, expected: StoreSchema?, blobs policy: BlobPolicy,
-        migrating hints: MigrationHints?, plan: StagedMigration?, salvaging: Bool
+        migrating hints: MigrationHints?, salvaging: Bool
     ) throws(DocumentError) -> Contents {
         let blobStore = BlobStore(documentPath: path)
         var blobs: [String: Int] = [:]
@@ -196,13 +193,13 @@ public struct DocumentReader {
         // another tool may know them): a lightweight open never drops rows. Only a
         // migration plan, whose target schema is an explicit version, drops an entity.
         var target = expected
-        if plan == nil, hints != nil, let expected {
+        if hints != nil, let expected {
             let carried = schema.entities.filter { expected.entityIndex(named: $0.name) == nil }
             if !carried.isEmpty, carried.count < schema.entities.count {
                 target = StoreSchema(entities: expected.entities + carried)
             }
         }
-        if plan == nil, let expected, let target, target != schema {
+        if let expected, let target, target != schema {
             if let order = SchemaDifference.placement(of: schema, in: target) {
                 placement = order
             } else if let hints, schema.entities.contains(where: { expected.entityIndex(named: $0.name) != nil }) {
@@ -513,25 +510,13 @@ public struct DocumentReader {
                 throw .schemaMismatch(path: path, reason: "it cannot be migrated to the application's schema: \(error)")
             }
         }
-        var schemaVersion = migration == nil ? header.schemaVersion : nil
-        var planRewrites = false
-        if let plan {
-            if let migrated = try plan.migrate(version, header.schemaVersion) {
-                version = migrated
-                planRewrites = true
-            }
-            if let expected, version.schema != expected {
-                throw .schemaMismatch(path: path, reason: SchemaDifference.describe(document: version.schema, application: expected))
-            }
-            planRewrites = planRewrites || header.schemaVersion != plan.target
-            schemaVersion = plan.target
-        }
+        let schemaVersion = migration == nil ? header.schemaVersion : nil
         return Contents(
             path: path, formatMajor: header.major, formatMinor: header.minor, snapshotGeneration: header.generation,
             version: version,
             snapshotLength: snapshotLength, journalLength: offset - snapshotLength, journalFrames: journalFrames,
             validLength: offset, tornTail: tornTail, frames: frames, blobs: blobs,
-            needsRewrite: placement != nil || migration != nil || planRewrites, storeIdentifier: storeIdentifier,
+            needsRewrite: placement != nil || migration != nil, storeIdentifier: storeIdentifier,
             schemaVersion: schemaVersion, lost: lost)
     }
 }

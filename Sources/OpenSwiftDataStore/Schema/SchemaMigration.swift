@@ -132,24 +132,6 @@ public enum SchemaMigration {
     }
 }
 
-/// A migration the caller runs in stages (a `SchemaMigrationPlan`, in the API):
-/// the reader hands it the document's version in the document's own schema and
-/// the schema version the document records, and it returns that version in the
-/// application's schema, or nil when the document is the application's already.
-/// The document then records `target`.
-public struct StagedMigration {
-    public var target: SchemaVersionStamp?
-    public var migrate: (_ version: StoreVersion, _ recorded: SchemaVersionStamp?) throws(DocumentError) -> StoreVersion?
-
-    public init(
-        target: SchemaVersionStamp?,
-        migrate: @escaping (_ version: StoreVersion, _ recorded: SchemaVersionStamp?) throws(DocumentError) -> StoreVersion?
-    ) {
-        self.target = target
-        self.migrate = migrate
-    }
-}
-
 extension StoreSchema {
     /// Whether `other` describes the same entities, perhaps listed in another order
     /// or with `Codable` types named differently: the drift a document opens with.
