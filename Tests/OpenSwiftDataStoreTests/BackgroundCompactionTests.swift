@@ -96,6 +96,37 @@ import Testing
         #expect(DocumentFixture.rows(of: writer.current) == (try DocumentFixture.expectedRows(after: 1)))
     }
 
+    /// A snapshot larger than the write-back step (4 MiB) is written and synced in
+    /// parts; a failed part leaves the document as it was.
+    @Test func aLargeSnapshotIsWrittenInPartsAndAFailedPartChangesNothing() throws {
+        defer { folder.remove() }
+        let path = folder.path("large.store")
+        let store = try DocumentFixture.openStore(path)
+        // (No compaction of its own in the background: this one compacts on demand.)
+        try #require(store.document).compactionPolicy = .init(ratio: 100, minimumJournalBytes: 1 << 30)
+        // 400 items with 15,000 random bytes each, inline (under the external-storage
+        // threshold): about 6 MB that zstd cannot shrink.
+        var random = SplitMix(seed: 42)
+        var changes = ChangeSet()
+        for n in 0..<400 {
+            var row = DocumentFixture.item(1_000 + n)
+            row[12] = .data(Data((0..<15_000).map { _ in UInt8(truncatingIfNeeded: random.next()) }))
+            changes.inserts.append(.init(entity: 0, temporaryID: RowID(Int64(-1 - n)), row: row))
+        }
+        _ = try store.commit(changes)
+        let expected = DocumentFixture.rows(of: store.current)
+        // The first write-back sync (`fdatasync` after the first 4 MiB) fails.
+        _FileFaults.install(under: folder.path(""), failing: 1, of: [.sync], with: .error(EIO))
+        #expect(throws: StoreError.self) { try store.compact() }
+        #expect(_FileFaults.remove(under: folder.path("")))
+        #expect(try DocumentReader.read(path: path, expected: DocumentFixture.schema).journalFrames == 1)
+        try store.compact()
+        let reopened = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        #expect(reopened.snapshotLength > 4 << 20)
+        #expect(reopened.journalFrames == 0)
+        #expect(DocumentFixture.rows(of: reopened.version) == expected)
+    }
+
     @Test func aCompactionOnDemandWaitsForTheOneInTheBackground() throws {
         defer { folder.remove() }
         let path = folder.path("demand.store")

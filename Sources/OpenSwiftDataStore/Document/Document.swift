@@ -700,6 +700,10 @@ public final class Document: @unchecked Sendable {
         }
     }
 
+    /// How much of a snapshot is written before it is synced (`fdatasync`) and the
+    /// next part written.
+    static let snapshotWriteBack = 4 << 20
+
     /// Writes and syncs a complete snapshot file at `path` (which must not exist)
     /// and returns it open.
     private static func writeSnapshot(
@@ -720,7 +724,16 @@ public final class Document: @unchecked Sendable {
                 return reference
             }
             if !created.isEmpty { try blobs.syncDirectory() }
-            try file.write(bytes, at: 0)
+            // Written back a few MiB at a time: one fsync of a whole large snapshot
+            // holds up the journal's fsyncs behind it on most file systems, and a
+            // background compaction's saves are waiting on theirs.
+            var offset = 0
+            while offset < bytes.count {
+                let end = min(offset + Self.snapshotWriteBack, bytes.count)
+                try file.write(Array(bytes[offset..<end]), at: offset)
+                offset = end
+                if offset < bytes.count { try file.syncData() }
+            }
             try file.sync()
             return (file, bytes.count, created)
         } catch {

@@ -174,6 +174,12 @@ final class DocumentFile {
         guard ftruncate(descriptor, off_t(length)) == 0 else { throw .io(operation: "ftruncate", path: path, errno: errno) }
     }
 
+    /// `fdatasync`: the data written so far, without the metadata `sync` adds.
+    func syncData() throws(DocumentError) {
+        if let code = _FileFaults.errorCode(.sync, path: path) { throw .io(operation: "fdatasync", path: path, errno: code) }
+        guard fdatasync(descriptor) == 0 else { throw .io(operation: "fdatasync", path: path, errno: errno) }
+    }
+
     func sync() throws(DocumentError) {
         if let code = _FileFaults.errorCode(.sync, path: path) { throw .io(operation: "fsync", path: path, errno: code) }
         guard fsync(descriptor) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }
