@@ -108,7 +108,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwiftDataTests",
-            dependencies: ["SwiftData", "DocumentCrashProbe", "GraphModelTesting"]
+            dependencies: ["SwiftData", "DocumentCrashProbe", "GraphModelTesting", "osd"]
         ),
         // The model-based test's harness (a reference graph, operations, shrinking),
         // run over every store: the embedded ones in SwiftDataTests, PostgresStore in

@@ -79,6 +79,28 @@ import Testing
         #expect(DocumentFixture.rows(of: reopened.version) == (try DocumentFixture.expectedRows(after: 3)))
     }
 
+    @Test func aCompactionIsDroppedWhenSavesStopWhileItWrites() throws {
+        defer { folder.remove() }
+        let path = folder.path("stopped.store")
+        let gate = Gate()
+        let (store, document) = try pausedStore(path, gate: gate)
+        try DocumentFixture.save(1, in: store)
+        #expect(gate.waitUntilReached())
+        document._compactionWillFinish = nil
+        // A save's fsync fails: saves stop until the document is opened again.
+        _FileFaults.install(under: folder.path(""), failing: 1, of: [.sync], with: .error(EIO))
+        #expect(throws: StoreError.self) { try DocumentFixture.save(2, in: store) }
+        #expect(_FileFaults.remove(under: folder.path("")))
+        gate.open()
+        document.waitForCompaction()
+        // The compaction was not put in place, and left nothing behind.
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path("")).filter { $0.hasSuffix(".tmp") }
+        #expect(leftovers.isEmpty)
+        let reopened = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        #expect(reopened.snapshotGeneration == 0)
+        #expect(DocumentFixture.rows(of: reopened.version) == (try DocumentFixture.expectedRows(after: 1)))
+    }
+
     @Test func closingWaitsForARunningCompaction() throws {
         defer { folder.remove() }
         let path = folder.path("closing.store")

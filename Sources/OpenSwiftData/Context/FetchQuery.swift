@@ -150,19 +150,12 @@ struct FetchQuery {
     func candidates() throws -> [Candidate] {
         let changed = changedModels, pending = pendingModels
         // (Scans only: a unique or index access reads few rows, and stopping costs a throw.)
-        if case .scan = access, !hasSort, let limit = fetchLimit, limit > 0, changed.isEmpty, pending.isEmpty {
-            let needed = Self.windowEnd(limit: limit, offset: fetchOffset)
+        if case .scan = access, !hasSort, let needed = QueryWindow.reach(limit: fetchLimit, offset: fetchOffset),
+           changed.isEmpty, pending.isEmpty {
             return try stored.firstMatches(needed).map { Candidate(rowID: $0.id, values: $0.row, model: nil) }
         }
         var examined = 0
         return try candidates(examined: &examined, changed: changed, pending: pending)
-    }
-
-    /// How many rows a window of `limit` after `offset` needs, saturating
-    /// (`fetchLimit = Int.max` is a way to say "no limit").
-    static func windowEnd(limit: Int, offset: Int?) -> Int {
-        let (end, overflow) = limit.addingReportingOverflow(max(offset ?? 0, 0))
-        return overflow ? .max : end
     }
 
     /// How many rows and pending models pass the filter, before the window; no
@@ -189,7 +182,7 @@ struct FetchQuery {
         // With the order from the index, a window needs only its rows and the rows
         // tied with its last one; unsaved models could land anywhere. (A limit of 0 or
         // less means none, as in `window`.)
-        let window = fetchLimit.flatMap { $0 > 0 ? Self.windowEnd(limit: $0, offset: fetchOffset) : nil }
+        let window = QueryWindow.reach(limit: fetchLimit, offset: fetchOffset)
         // A small window is mostly what an index walk yields: one allocation, not a
         // doubling series (about 9,000 instructions for 50 rows).
         if let window, window <= 4_096 { results.reserveCapacity(window) }
@@ -268,32 +261,23 @@ struct FetchQuery {
 
     // MARK: Sorting and windowing
 
-    /// The candidates in `sortBy` order; stable, so ties keep store order.
+    /// The candidates in `sortBy` order (`RowOrder`, the engine's, as `osd query`
+    /// sorts); stable, so ties keep store order.
     private func sorted(_ candidates: [Candidate]) -> [Candidate] {
         guard hasSort else { return candidates }
         guard let keys = sortKeys else { return sortedOnModels(candidates) }
         // Rows not read yet are read now: sorting compares them.
         let table = version.tables[entity]
-        let ranked = Array(candidates.map { candidate -> Candidate in
+        let read = candidates.map { candidate -> Candidate in
             guard candidate.values == nil, let id = candidate.rowID else { return candidate }
             var read = candidate
             read.values = table[id]
             return read
-        }.enumerated())
-        func less(_ a: (offset: Int, element: Candidate), _ b: (offset: Int, element: Candidate)) -> Bool {
-            for key in keys {
-                let x = a.element.values?[key.slot] ?? .null, y = b.element.values?[key.slot] ?? .null
-                if x == y { continue }
-                return key.reverse ? y < x : x < y
-            }
-            return a.offset < b.offset
         }
-        // With a limit, keep only the rows the window can reach (a top-k heap).
-        if let limit = fetchLimit, limit > 0 {
-            let reach = Self.windowEnd(limit: limit, offset: fetchOffset)
-            if reach < ranked.count / 2 { return smallest(reach, of: ranked, by: less).map { $0.element } }
-        }
-        return ranked.sorted(by: less).map { $0.element }
+        // With a limit, only the rows the window can reach are kept (a top-k heap).
+        return RowOrder.sorted(
+            read, descending: keys.map(\.reverse), reach: QueryWindow.reach(limit: fetchLimit, offset: fetchOffset)
+        ) { candidate, k in candidate.values?[keys[k].slot] ?? .null }
     }
 
     /// Sorts on model objects with Foundation, for sort keys the engine cannot read
@@ -312,12 +296,12 @@ struct FetchQuery {
 
     /// The candidates within `fetchOffset` and `fetchLimit`.
     func window(_ candidates: [Candidate]) -> ArraySlice<Candidate> {
-        candidates[FetchWindow.range(of: candidates.count, offset: fetchOffset, limit: fetchLimit)]
+        candidates[QueryWindow.range(of: candidates.count, offset: fetchOffset, limit: fetchLimit)]
     }
 
     /// The positions `descriptor`'s offset and limit keep out of `count` results.
     static func window<T>(of count: Int, _ descriptor: FetchDescriptor<T>) -> Range<Int> {
-        FetchWindow.range(of: count, offset: descriptor.fetchOffset, limit: descriptor.fetchLimit)
+        QueryWindow.range(of: count, offset: descriptor.fetchOffset, limit: descriptor.fetchLimit)
     }
 
     // MARK: Results
@@ -378,16 +362,5 @@ extension QueryPlanner {
         self.init(
             entity: version.schema.entities[entity], indexes: version.orderedIndexes[entity].map { $0.slots },
             sortKeys: shape.sortKeys, limited: shape.limited)
-    }
-}
-
-enum FetchWindow {
-    /// The positions an offset and a limit keep out of `count` results: a negative
-    /// offset counts as 0, a limit of 0 or less as none.
-    static func range(of count: Int, offset: Int?, limit: Int?) -> Range<Int> {
-        let offset = min(max(offset ?? 0, 0), count)
-        var end = count
-        if let limit, limit > 0 { end = min(end, offset + min(limit, count)) }
-        return offset..<end
     }
 }

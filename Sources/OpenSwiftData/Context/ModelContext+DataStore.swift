@@ -82,7 +82,7 @@ extension ModelContext {
         }
         if !descriptor.sortBy.isEmpty, sortsHere || mixesPending { models.sort(using: descriptor.sortBy) }
         guard filtersHere || sortsHere || mixesPending else { return models }
-        return Array(models[FetchWindow.range(of: models.count, offset: descriptor.fetchOffset, limit: descriptor.fetchLimit)])
+        return Array(models[QueryWindow.range(of: models.count, offset: descriptor.fetchOffset, limit: descriptor.fetchLimit)])
     }
 
     /// `fetchCount(_:)` over a custom store.

@@ -57,21 +57,14 @@ public struct FetchExplanation: CustomStringConvertible, Sendable {
     /// Models the fetch returns.
     public let resultCount: Int
 
+    /// The engine's report of the same run: the text `osd query --explain` prints.
+    let report: QueryReport
+
+    /// For example `Trip: index (startDate) range, in sort order, filter answered by
+    /// the index; estimated 50 rows, examined 50, returned 50`: the engine's report
+    /// (as `osd query --explain` prints it), then the counts.
     public var description: String {
-        let access = switch accessPath {
-        case .scan: "scan"
-        case let .uniqueIndex(names): "unique index (\(names.joined(separator: ", ")))"
-        case let .index(names, lookup): "index (\(names.joined(separator: ", "))) \(lookup)"
-        case let .identifiers(count): "\(count) identifiers"
-        case let .spatialIndex(names): "R-tree (\(names.joined(separator: ", "))) window"
-        }
-        let filter = switch filtering {
-        case .none: "no predicate"
-        case .native: "native predicate"
-        case .exactKey: "predicate answered by the key"
-        case let .fallback(reason): "predicate evaluated on models: \(reason)"
-        }
-        return "\(entityName): \(access)\(sortedByIndex ? " in sort order" : ""), \(filter); estimated \(estimatedRows) rows, examined \(rowsExamined), returned \(resultCount)"
+        "\(report); estimated \(estimatedRows) rows, examined \(rowsExamined), returned \(resultCount)"
     }
 }
 
@@ -108,9 +101,18 @@ extension ModelContext {
         case .native: query.stored.isExact ? .exactKey : .native
         case let .fallback(reason): .fallback(reason)
         }
+        let reported: QueryReport.Filtering = switch filtering {
+        case .none: .none
+        case .native: .onRows
+        case .exactKey: .byIndex
+        case let .fallback(reason): .onModels(reason)
+        }
+        let report = QueryReport(
+            entity: query.layout.name, access: query.access.summary(of: query.version.schema.entities[query.entity]),
+            inSortOrder: sortedByIndex, filtering: reported)
         return FetchExplanation(
             entityName: query.layout.name, accessPath: access, filtering: filtering, sortedByIndex: sortedByIndex,
-            estimatedRows: estimate, rowsExamined: examined, resultCount: results.count)
+            estimatedRows: estimate, rowsExamined: examined, resultCount: results.count, report: report)
     }
 }
 

@@ -517,14 +517,15 @@ public final class Document: @unchecked Sendable {
             }
             lock.withLock { compactionWillFinish }?()
             lock.withLock {
-                guard let run = running else {
-                    // Called off (a retracted frame): the snapshot is not the file's.
+                guard let run = running, broken == nil, file != nil else {
+                    // Called off (a retracted frame), or saves stopped or the document
+                    // closed meanwhile: the snapshot is not the file's.
+                    running = nil
                     Self.discard(snapshot, at: temporary, keepingBlobs: fileBlobs, of: blobs)
                     return
                 }
                 running = nil
                 do throws(DocumentError) {
-                    _ = try writableFile()
                     try replaceFile(with: snapshot, at: temporary, referencing: referenced, since: run)
                 } catch {
                     compactionFailedAt = length

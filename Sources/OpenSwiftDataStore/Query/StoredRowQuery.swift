@@ -32,7 +32,8 @@ public enum RowFilter {
 ///
 /// It walks the plan's access (a unique lookup, index ranges, or a scan through
 /// the column kernels or row tests), leaves out `excluded` rows, and hands each
-/// match to the caller; sorting, windows and unsaved models are the caller's.
+/// match to the caller; the caller sorts and windows them with `RowOrder` and
+/// `QueryWindow` (with its unsaved models, in a context).
 public struct StoredRowQuery {
     public let version: StoreVersion
     public let entity: Int
@@ -58,15 +59,7 @@ public struct StoredRowQuery {
     }
 
     /// Whether the plan's access answers the predicate alone, so no row is tested.
-    public var isExact: Bool {
-        switch access {
-        case let .unique(_, _, exact): exact
-        case let .index(plan): plan.exact
-        case let .rows(_, exact): exact
-        case let .spatial(plan): plan.exact
-        case .scan: false
-        }
-    }
+    public var isExact: Bool { access.isExact }
 
     /// Calls `body` with each stored row that passes, in row order; or in the
     /// sort's order when the index gives it and `indexOrder` allows (then under a
@@ -206,6 +199,15 @@ public struct StoredRowQuery {
             guard let row = try passes(id) else { return true }
             return try body(id, distance, row)
         }
+    }
+
+    /// The stored rows that pass, collected as `forEachMatch` walks them: for a
+    /// caller that sorts (`RowOrder`) or windows them afterwards.
+    /// - Complexity: as `forEachMatch`.
+    public func matches(indexOrder: Bool, window: Int?) throws -> (rows: [(id: RowID, row: Row?)], inSortOrder: Bool) {
+        var rows: [(id: RowID, row: Row?)] = []
+        let walk = try forEachMatch(indexOrder: indexOrder, window: window) { id, row in rows.append((id, row)) }
+        return (rows, walk.inSortOrder)
     }
 
     /// The first `limit` matches in row order: a scan stops there.
