@@ -4,7 +4,7 @@ import Foundation
 ///
 /// CloudKit and group-container parameters are accepted for source compatibility
 /// and ignored: neither exists on Linux. A configuration that is not in memory
-/// only keeps its data in a document file at `url` (see Docs/Documents.md).
+/// only keeps its data in a document file at `url` (see OpenSwiftData.docc/WorkingWithDocuments.md).
 public struct ModelConfiguration: Identifiable, Hashable, Sendable, DataStoreConfiguration {
     /// The built-in store, as the `DataStore` protocol names it; a container opens
     /// the engine directly instead.

@@ -7,8 +7,12 @@ import OpenSwiftDataStore
 /// context (`@ModelActor` does). All saves, from any context, take the store's one
 /// serial commit path; fetches read the latest published version without waiting.
 public class ModelContainer: Equatable, @unchecked Sendable {
+    /// The models the container manages: every entity of every configuration.
     public final let schema: Schema
+    /// The migration plan the container was created with (run when its document
+    /// opened); nil for none.
     public final let migrationPlan: (any SchemaMigrationPlan.Type)?
+    /// The configurations the container opened: where each entity's data lives.
     public private(set) var configurations: Set<ModelConfiguration>
 
     /// The engine's store; empty and unused when `external` is set.
@@ -38,6 +42,9 @@ public class ModelContainer: Equatable, @unchecked Sendable {
 
     @MainActor private var _mainContext: ModelContext?
 
+    /// A container for `forTypes` and the models they relate to, over the stores
+    /// `configurations` name (one document in the default location when none).
+    /// Throws `SwiftDataError` when a store cannot be opened or migrated.
     public convenience init(
         for forTypes: any PersistentModel.Type..., migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
         configurations: ModelConfiguration...
@@ -45,6 +52,8 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         try self.init(for: Schema(forTypes), migrationPlan: migrationPlan, configurations: configurations)
     }
 
+    /// A container for the entities of `givenSchema`, over the stores
+    /// `configurations` name.
     public convenience init(
         for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
         configurations: ModelConfiguration...
@@ -52,13 +61,15 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         try self.init(for: givenSchema, migrationPlan: migrationPlan, configurations: configurations)
     }
 
+    /// A container for `forTypes` over `configurations`, which may name a custom
+    /// store (`DataStoreConfiguration`).
     public convenience init(for forTypes: any PersistentModel.Type..., configurations: any DataStoreConfiguration...) throws {
         try self.init(for: Schema(forTypes), configurations: configurations)
     }
 
     /// A container over the stores `configurations` name: `ModelConfiguration`s open
     /// the built-in store; one configuration of another `DataStoreConfiguration` type
-    /// opens that custom store (Docs/DataStores.md), which then holds every entity.
+    /// opens that custom store (OpenSwiftData.docc/CustomDataStores.md), which then holds every entity.
     public convenience init(for givenSchema: Schema, configurations: [any DataStoreConfiguration]) throws {
         var models: [ModelConfiguration] = []
         var custom: [any DataStoreConfiguration] = []
@@ -78,6 +89,8 @@ public class ModelContainer: Equatable, @unchecked Sendable {
             external: try Self.openExternal(first, schema: givenSchema))
     }
 
+    /// A container for the entities of `givenSchema`, over the stores
+    /// `configurations` name; the array form of the variadic initializer.
     public convenience init(
         for givenSchema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
         configurations: [ModelConfiguration]
@@ -148,6 +161,7 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         }
     }
 
+    /// Containers are equal only when they are the same container.
     public static func == (lhs: ModelContainer, rhs: ModelContainer) -> Bool { lhs === rhs }
 
     /// Removes every model from the store; a document is rewritten empty. History

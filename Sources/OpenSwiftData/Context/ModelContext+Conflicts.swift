@@ -40,6 +40,7 @@ public struct SaveConflictError: Error, Hashable, Sendable, CustomStringConverti
         self.deleted = deleted
     }
 
+    /// The identifiers of the changed and the deleted models that conflicted.
     public var description: String {
         var parts: [String] = []
         if !changed.isEmpty { parts.append("changed: " + changed.map { "\($0)" }.joined(separator: ", ")) }

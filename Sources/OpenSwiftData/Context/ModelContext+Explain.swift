@@ -45,8 +45,11 @@ public struct FetchExplanation: CustomStringConvertible, Sendable {
         case fallback(String)
     }
 
+    /// The fetched entity.
     public let entityName: String
+    /// How candidate rows were found.
     public let accessPath: AccessPath
+    /// How the predicate was applied.
     public let filtering: Filtering
     /// Whether the index order gave `sortBy` (so a limited fetch stopped early).
     public let sortedByIndex: Bool

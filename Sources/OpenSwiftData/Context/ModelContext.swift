@@ -9,6 +9,7 @@ import OpenSwiftDataStore
 /// each actor its own). One object per row per context: fetching a row twice
 /// returns the same instance.
 public class ModelContext: Equatable, SendableMetatype {
+    /// The container whose store the context fetches from and saves to.
     public let container: ModelContainer
     /// Recorded with each save, for history.
     public var author: String?
@@ -92,6 +93,7 @@ public class ModelContext: Equatable, SendableMetatype {
     /// relationships resolve from before asking the store (`ModelContext+DataStore`).
     @exclusivity(unchecked) var storeSnapshots: [PersistentIdentifier: DefaultSnapshot] = [:]
 
+    /// A new context over `container`'s store, with nothing registered.
     public init(_ container: ModelContainer) {
         self.container = container
         link.context = self
@@ -124,6 +126,7 @@ public class ModelContext: Equatable, SendableMetatype {
         }
     }
 
+    /// Contexts are equal only when they are the same context.
     public static func == (lhs: ModelContext, rhs: ModelContext) -> Bool { lhs === rhs }
 
     /// Whether the context has unsaved inserts, changes or deletes.
@@ -303,6 +306,8 @@ public class ModelContext: Equatable, SendableMetatype {
 }
 
 extension ModelContext: CustomDebugStringConvertible {
+    /// How many models the context has registered, and of those how many are unsaved
+    /// inserts, changes and deletes.
     public var debugDescription: String {
         "ModelContext(registered: \(registry.count), inserted: \(registry.pendingCount), changed: \(changed.count), deleted: \(deleted.count))"
     }

@@ -27,7 +27,7 @@ extension DataStoreConfiguration {
 /// (`ModelContainer(for:configurations:)`) fetches through `fetch(_:)` and saves
 /// through `save(_:)`. A store that throws `DataStoreError.preferInMemoryFilter` or
 /// `.preferInMemorySort` from `fetch(_:)` is asked again without the predicate or the
-/// sort, and the context filters and sorts the models itself (Docs/DataStores.md).
+/// sort, and the context filters and sorts the models itself (OpenSwiftData.docc/CustomDataStores.md).
 ///
 /// Calls into one store are serialized by its container, so a store needs no lock
 /// of its own against the contexts of that container.

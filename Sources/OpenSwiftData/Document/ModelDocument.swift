@@ -14,6 +14,7 @@ import OpenSwiftDataStore
 public final class ModelDocument {
     /// Where the document is saved; `save(as:)` changes it.
     public private(set) var url: URL
+    /// The models the document holds.
     public let schema: Schema
     /// The working copy's container; its contexts see the unsaved work.
     public private(set) var container: ModelContainer
@@ -32,6 +33,7 @@ public final class ModelDocument {
         try self.init(for: Schema(types), contentsOf: url)
     }
 
+    /// Opens the document at `url` with the entities of `schema`, or creates an empty one.
     public init(for schema: Schema, contentsOf url: URL) throws {
         self.url = url
         self.schema = schema

@@ -113,7 +113,7 @@ import Testing
         #expect(after.map(\.name) == ["excursion 1", "excursion 4", "excursion new"].sorted())
         #expect(try context.fetchCount(FetchDescriptor(predicate: lisbon)) == 3)
         // Without pending changes, no insert joins; the store filters nothing here, so the
-        // context tests the models as they are (Docs/DataStores.md), and deletes never match.
+        // context tests the models as they are (OpenSwiftData.docc/CustomDataStores.md), and deletes never match.
         var excluded = FetchDescriptor(predicate: lisbon, sortBy: [SortDescriptor(\.name)])
         excluded.includePendingChanges = false
         #expect(try context.fetch(excluded).map(\.name) == ["excursion 1", "excursion 4"])
