@@ -45,7 +45,7 @@ WORKLOADS = [
     ("W7", "document: change 1 trip, `save()`; p50 of 1,000 saves", "≤ 1.0; p50 at 1M ≤ 1.5× p50 at 10k", None, None, None),
     ("W8", "open a document of N trips, then `fetchCount`", "≤ 0.5; file ≤ 0.5× SQLite's", None, None, None),
     ("W9", "full save / compaction of N trips", "≥ 50 % of zstd's throughput", None, None, None),
-    ("W9 saves", "W7's save, 10 × W7's count, compacting every 256 KiB of journal in the background: "
+    ("W9 saves", "W7's save, 10 × W7's count, compacting every 256 KiB of journal (64 KiB in quick mode) in the background: "
      "p50 (p99, max)", "max ≤ 10× p50", None, None, None),
     ("W10", "8 `@ModelActor`s insert in saves of 1,000", "≤ 0.5", 0.5, None, "wallClock"),
     ("M1", "RSS growth holding N trips with the indexes", "≤ 1.0", 1.0, None, "rssPeakGrowth"),
