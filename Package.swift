@@ -14,8 +14,8 @@ let package = Package(
         .library(name: "OpenSwiftData", targets: ["OpenSwiftData"]),
         .library(name: "SwiftData", targets: ["SwiftData"]),
         .library(name: "OpenSwiftDataStore", targets: ["OpenSwiftDataStore"]),
-        // A `DataStore` over PostgreSQL (postgres-nio): its own product, so the core
-        // gains no dependency.
+        // A `DataStore` over PostgreSQL (postgres-nio): its own product, so an app that
+        // links only the core links no postgres-nio (the package still resolves it: #44).
         .library(name: "OpenSwiftDataPostgres", targets: ["OpenSwiftDataPostgres"]),
         .executable(name: "osd", targets: ["osd"]),
     ],
