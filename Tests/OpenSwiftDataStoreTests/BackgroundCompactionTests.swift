@@ -19,6 +19,19 @@ import Testing
         return (store, document)
     }
 
+    /// Save 1, whose compaction (of generation 1) is left waiting before its last
+    /// step; later saves start none of their own while it waits.
+    func startPausedCompaction(_ store: Store, _ document: Document, _ gate: Gate) throws {
+        try DocumentFixture.save(1, in: store)
+        #expect(gate.waitUntilReached())
+        document._compactionWillFinish = nil
+    }
+
+    /// The temporary files in the test's folder (a compaction's, left behind).
+    func temporaryFiles() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder.path("")).filter { $0.hasSuffix(".tmp") }
+    }
+
     static func inode(_ path: String) -> UInt64? {
         (try? FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? UInt64) ?? nil
     }
@@ -29,10 +42,8 @@ import Testing
         let gate = Gate()
         let (store, document) = try pausedStore(path, gate: gate)
         let before = Self.inode(path)
-        try DocumentFixture.save(1, in: store)
-        // The compaction of generation 1 has written its snapshot and waits.
-        #expect(gate.waitUntilReached())
-        document._compactionWillFinish = nil
+        // The compaction of generation 1 writes its snapshot and waits.
+        try startPausedCompaction(store, document, gate)
         // Saves return while it waits (they never wait for the rewrite). Saves 3
         // and 6 store photos as blobs, which only their frames name.
         for k in 2...6 { try DocumentFixture.save(k, in: store) }
@@ -59,9 +70,7 @@ import Testing
         let path = folder.path("failing.store")
         let gate = Gate()
         let (store, document) = try pausedStore(path, gate: gate)
-        try DocumentFixture.save(1, in: store)
-        #expect(gate.waitUntilReached())
-        document._compactionWillFinish = nil
+        try startPausedCompaction(store, document, gate)
         try DocumentFixture.save(2, in: store)
         // Its rename fails (a full disk would fail its write the same way).
         _FileFaults.install(under: folder.path(""), failing: 1, of: [.rename], with: .error(EIO))
@@ -70,8 +79,7 @@ import Testing
         #expect(_FileFaults.remove(under: folder.path("")))
         #expect(document.journalFrames == 2)
         // No temporary file is left, and saves go on (without compacting again at once).
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path("")).filter { $0.hasSuffix(".tmp") }
-        #expect(leftovers.isEmpty)
+        #expect(try temporaryFiles().isEmpty)
         try DocumentFixture.save(3, in: store)
         #expect(document.journalFrames == 3)
         let reopened = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
@@ -84,9 +92,7 @@ import Testing
         let path = folder.path("stopped.store")
         let gate = Gate()
         let (store, document) = try pausedStore(path, gate: gate)
-        try DocumentFixture.save(1, in: store)
-        #expect(gate.waitUntilReached())
-        document._compactionWillFinish = nil
+        try startPausedCompaction(store, document, gate)
         // A save's fsync fails: saves stop until the document is opened again.
         _FileFaults.install(under: folder.path(""), failing: 1, of: [.sync], with: .error(EIO))
         #expect(throws: StoreError.self) { try DocumentFixture.save(2, in: store) }
@@ -94,8 +100,7 @@ import Testing
         gate.open()
         document.waitForCompaction()
         // The compaction was not put in place, and left nothing behind.
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path("")).filter { $0.hasSuffix(".tmp") }
-        #expect(leftovers.isEmpty)
+        #expect(try temporaryFiles().isEmpty)
         let reopened = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
         #expect(reopened.snapshotGeneration == 0)
         #expect(DocumentFixture.rows(of: reopened.version) == (try DocumentFixture.expectedRows(after: 1)))
@@ -154,9 +159,7 @@ import Testing
         let path = folder.path("demand.store")
         let gate = Gate()
         let (store, document) = try pausedStore(path, gate: gate)
-        try DocumentFixture.save(1, in: store)
-        #expect(gate.waitUntilReached())
-        document._compactionWillFinish = nil
+        try startPausedCompaction(store, document, gate)
         try DocumentFixture.save(2, in: store)
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { gate.open() }
         try store.compact()
