@@ -69,7 +69,7 @@ struct FetchQuery {
     ) throws {
         // A custom store fetches for itself: what reads the engine's rows (explain,
         // aggregates, nearby queries, batch updates) has nothing to read.
-        if context.container.external != nil { throw DataStoreError.unsupportedFeature }
+        let store = try context.container.requireEngine()
         let entity = try context.container.entityIndex(of: request.model)
         let layout = context.container.layout(at: entity)
         hasSort = !request.sortBy.isEmpty
@@ -88,7 +88,7 @@ struct FetchQuery {
         self.filter = filter
         self.onModels = onModels
         self.worksOnModels = needsModels
-        let version = context.container.store.current
+        let version = store.current
         self.version = version
         let shape = PlanShape(sortKeys: sortKeys, limited: (request.fetchLimit ?? 0) > 0)
         func planner() -> QueryPlanner { QueryPlanner(shape, entity: entity, in: version) }

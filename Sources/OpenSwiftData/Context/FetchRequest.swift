@@ -62,6 +62,9 @@ protocol FetchedModels {
     /// The filter of a predicate the engine cannot run: each row's model (made when
     /// not registered) goes through `Predicate.evaluate`.
     func evaluatingFilter(context: ModelContext, entity: Int, version: StoreVersion) -> RowFilter
+    /// The models a custom store's fetch of the descriptor gives (`DataStoreBackend`),
+    /// which takes the descriptor typed.
+    func storeMatches(in context: ModelContext, of backend: DataStoreBackend) throws -> [any PersistentModel]
 }
 
 /// `FetchedModels` through a `FetchDescriptor<T>`.
@@ -107,5 +110,10 @@ struct DescriptorModels<T: PersistentModel>: FetchedModels {
             else { return false }
             return try predicate?.evaluate(model) ?? true
         }
+    }
+
+    @usableFromInline
+    func storeMatches(in context: ModelContext, of backend: DataStoreBackend) throws -> [any PersistentModel] {
+        try backend.matches(descriptor, in: context)
     }
 }

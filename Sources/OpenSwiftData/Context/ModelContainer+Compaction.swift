@@ -8,10 +8,10 @@ extension ModelContainer {
     /// OpenSwiftData: rewrites the document as a fresh snapshot, dropping its
     /// journal and unreferenced blobs, and returns once it is done. Saves do this
     /// on their own, in the background, once the journal outgrows the snapshot
-    /// (`documentCompactionPolicy`); call it to do it now. Does nothing in memory.
+    /// (`documentCompactionPolicy`); call it to do it now. Does nothing in memory or over a custom store.
     public func compactDocument() throws {
         do {
-            try store.compact()
+            try engineStore?.compact()
         } catch {
             throw error.apiError
         }
@@ -38,7 +38,7 @@ extension ModelContainer {
 
     /// The writable documents the container's store records its saves in.
     private var documents: [Document] {
-        switch store.persistence {
+        switch engineStore?.persistence {
         case let document as Document: document.isReadOnly ? [] : [document]
         case let group as DocumentGroup: group.documents.filter { !$0.isReadOnly }
         default: []

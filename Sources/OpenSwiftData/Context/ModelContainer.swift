@@ -15,11 +15,12 @@ public class ModelContainer: Equatable, @unchecked Sendable {
     /// The configurations the container opened: where each entity's data lives.
     public private(set) var configurations: Set<ModelConfiguration>
 
-    /// The engine's store; empty and unused when `external` is set.
-    let store: Store
-    /// The custom store (`DataStore`) contexts fetch from and save to instead of
-    /// `store`, when the container was opened with its configuration.
-    let external: (any ExternalStore)?
+    /// Where the container's rows live: the engine, or a custom `DataStore`. Its
+    /// contexts read and write through it alone (`ModelBackend`).
+    let backend: any ModelBackend
+    /// The engine's store; nil over a custom store, whose container builds none.
+    /// Only the features the engine alone has ask for it (see `requireEngine()`).
+    let engineStore: Store?
     /// Names this container's store in permanent identifiers.
     let storeIdentifier: String
     private let entityIndexes: [ObjectIdentifier: Int]
@@ -85,7 +86,7 @@ public class ModelContainer: Equatable, @unchecked Sendable {
                 .loadIssueModelContainer, "a container opens one custom store, with no other configuration beside it")
         }
         try self.init(
-            for: givenSchema, migrationPlan: nil, configurations: [], store: Store(schema: givenSchema.storeSchema),
+            for: givenSchema, migrationPlan: nil, configurations: [], store: nil,
             external: try Self.openExternal(first, schema: givenSchema))
     }
 
@@ -118,24 +119,36 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         try Self.validate(givenSchema)
         self.schema = givenSchema
         self.migrationPlan = migrationPlan
-        self.external = external
         // A custom store's container lists no ModelConfiguration.
         let ordered = configurations.isEmpty && external == nil ? [ModelConfiguration()] : configurations
         self.configurations = Set(ordered)
-        // In the order given (not the set's): the first configuration naming an
-        // entity keeps it (`Placement`).
-        self.store = try store ?? Self.openStore(schema: givenSchema, migrationPlan: migrationPlan, configurations: ordered)
-        let group = self.store.persistence as? DocumentGroup
-        // A group's read-only documents refuse their own entities' changes (`DocumentError.readOnly`).
-        self.allowsSave = group.map { $0.documents.contains { !$0.isReadOnly } }
-            ?? self.store.document.map { !$0.isReadOnly }
-            ?? ordered.allSatisfy(\.allowsSave)
-        let storeIdentifier = external?.identifier
-            ?? (self.store.document?.storeIdentifier ?? group?.documents.first?.storeIdentifier ?? identifier ?? UUID()).uuidString
-        self.storeIdentifier = storeIdentifier
-        self.store.preserveOnDeletion(givenSchema.layouts.map { layout in
-            layout.attributes.indices.filter { layout.attributes[$0].options.contains(.preserveValueOnDeletion) }
-        })
+        let group: DocumentGroup?
+        if let external {
+            // The store keeps every row: no engine store is built beside it.
+            let backend = DataStoreBackend(store: external, schema: givenSchema.storeSchema)
+            self.backend = backend
+            self.engineStore = nil
+            self.allowsSave = true
+            self.storeIdentifier = backend.storeIdentifier
+            group = nil
+        } else {
+            // In the order given (not the set's): the first configuration naming an
+            // entity keeps it (`Placement`).
+            let store = try store ?? Self.openStore(schema: givenSchema, migrationPlan: migrationPlan, configurations: ordered)
+            group = store.persistence as? DocumentGroup
+            // A group's read-only documents refuse their own entities' changes (`DocumentError.readOnly`).
+            self.allowsSave = group.map { $0.documents.contains { !$0.isReadOnly } }
+                ?? store.document.map { !$0.isReadOnly }
+                ?? ordered.allSatisfy(\.allowsSave)
+            let storeIdentifier = (store.document?.storeIdentifier ?? group?.documents.first?.storeIdentifier ?? identifier ?? UUID())
+                .uuidString
+            self.storeIdentifier = storeIdentifier
+            store.preserveOnDeletion(givenSchema.layouts.map { layout in
+                layout.attributes.indices.filter { layout.attributes[$0].options.contains(.preserveValueOnDeletion) }
+            })
+            self.engineStore = store
+            self.backend = EngineBackend(store: store, storeIdentifier: storeIdentifier)
+        }
         var indexes: [ObjectIdentifier: Int] = [:]
         var byName: [String: Int] = [:]
         for (i, layout) in givenSchema.layouts.enumerated() {
@@ -154,6 +167,7 @@ public class ModelContainer: Equatable, @unchecked Sendable {
         self.memberIndex = Dictionary(
             givenSchema.memberLayouts.values.filter { $0.hierarchy != nil }.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         // In a group, each entity's identifiers name the document that keeps it.
+        let storeIdentifier = self.storeIdentifier
         self.identifierScopes = givenSchema.layouts.enumerated().map { e, layout in
             IdentifierScope(
                 storeIdentifier: group?.document(ofEntity: e)?.storeIdentifier.uuidString ?? storeIdentifier,
@@ -171,43 +185,29 @@ public class ModelContainer: Equatable, @unchecked Sendable {
     /// SwiftData declares this non-throwing: if the document cannot be rewritten
     /// (disk full), nothing is removed, in memory or on disk.
     public func deleteAllData() {
-        if let external {
-            try? external.erase()
-            return
-        }
-        guard let emptied = try? store.removeAll() else { return }
-        postInvalidation(of: emptied)
+        backend.deleteAllData(of: self)
     }
 
     /// Removes every model and the store itself: the document file and its blob
     /// folder are deleted. Later saves through this container throw
     /// `DocumentError.closed`. Posts `invalidatedAllIdentifiers` as `deleteAllData()` does.
     public func erase() throws {
-        if let external {
-            try external.erase()
-            return
-        }
-        let emptied: StoreVersion
-        do {
-            emptied = try store.erase()
-        } catch {
-            throw error.apiError
-        }
-        postInvalidation(of: emptied)
+        try backend.erase(of: self)
     }
 
-    /// Posts `ModelContext.didSave` with the container as its object and every
-    /// identifier `emptied` held under `invalidatedAllIdentifiers`: what
-    /// `deleteAllData()` and `erase()` removed, so contexts and caches can drop it.
-    /// - Complexity: O(rows of `emptied`)
-    private func postInvalidation(of emptied: StoreVersion) {
-        var identifiers: [PersistentIdentifier] = []
-        for (e, table) in emptied.tables.enumerated() where e < identifierScopes.count {
-            identifiers += table.rowIDs.map { PersistentIdentifier(scope: identifierScopes[e], key: $0.rawValue) }
-        }
-        NotificationCenter.default.post(name: ModelContext.didSave, object: self, userInfo: [
-            ModelContext.NotificationKey.invalidatedAllIdentifiers.rawValue: identifiers,
-        ])
+    /// The engine's store, for code only the engine backend runs (its fetch
+    /// query, its save): a container over a custom store never gets there.
+    var store: Store {
+        guard let engineStore else { preconditionFailure("the engine's path ran over a custom DataStore") }
+        return engineStore
+    }
+
+    /// The engine's store, for the features only the engine has (explain,
+    /// aggregates, nearby queries, batch updates): over a custom store they throw
+    /// `DataStoreError.unsupportedFeature`, as a store without them does.
+    func requireEngine() throws -> Store {
+        guard let engineStore else { throw DataStoreError.unsupportedFeature }
+        return engineStore
     }
 
     // MARK: Entities

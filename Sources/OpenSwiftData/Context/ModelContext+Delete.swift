@@ -144,8 +144,8 @@ extension ModelContext {
     /// Whether every row `stored` references (as `resolve(_:of:)` reads it) is of a
     /// model deleted since the last save: resolving them would find only those.
     private func referencesOnlyDeleted(_ stored: Value, of relationship: EntityLayout.RelationshipSlot) -> Bool {
-        // (A custom store's references name its own identifiers: they are resolved.)
-        guard container.external == nil else { return false }
+        // (References that are not rows, a custom store's, are resolved.)
+        guard container.backend.references == nil else { return false }
         guard let entity = container.entityIndex(ofDestination: relationship) else { return true }
         switch stored {
         case let .reference(id): return deletedSet.contains(identifier(entity: entity, row: id))

@@ -31,7 +31,7 @@ extension ModelContext {
     /// expect. A model made later for such a row (a relationship resolved, `model(for:)`)
     /// is deleted as it is made (`makeModel`).
     func deletionClosure() throws -> DeletionClosure {
-        if undoManager == nil, container.external == nil, !container.hasHierarchies, reinsertions.isEmpty,
+        if undoManager == nil, container.backend.takesRows, !container.hasHierarchies, reinsertions.isEmpty,
            let closure = try closureTakingRows() {
             return closure
         }

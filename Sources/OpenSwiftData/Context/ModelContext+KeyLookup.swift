@@ -26,7 +26,6 @@ extension ModelContext {
         guard case let .native(compiled) = filter, let cached = compiled.cache,
               request.sortBy.isEmpty, (request.fetchOffset ?? 0) <= 0,
               changed.isEmpty, deletedSet.isEmpty, !(request.includePendingChanges && registry.hasPendingInserts),
-              container.external == nil,
               // The shape `FetchQuery` plans this fetch with: no sort; a limit or none.
               let plan = cached.plan(for: PlanShape(sortKeys: nil, limited: (request.fetchLimit ?? 0) > 0)),
               plan.looksUpOneUniqueKey

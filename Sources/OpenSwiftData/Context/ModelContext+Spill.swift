@@ -23,7 +23,7 @@ extension ModelContext {
     /// (whose actions name models) or a custom store (which saves models) is in use.
     /// - Complexity: O(slots looked at)
     func spillUnheldInserts(upTo end: Int) {
-        guard undoManager == nil, container.external == nil else { return }
+        guard undoManager == nil, container.backend.takesRows else { return }
         let store = container.store
         // The entity of the model looked at last: an import inserts one type at a time.
         var lastLayout: EntityLayout?

@@ -90,7 +90,7 @@ public class ModelContext: Equatable, SendableMetatype {
     /// The context's identity for a custom store (`editingState`).
     lazy var editingStateID = UUID()
     /// Snapshots a custom store returned beside the models fetched, which
-    /// relationships resolve from before asking the store (`ModelContext+DataStore`).
+    /// relationships resolve from before asking the store (`DataStoreBackend`).
     @exclusivity(unchecked) var storeSnapshots: [PersistentIdentifier: DefaultSnapshot] = [:]
 
     /// A new context over `container`'s store, with nothing registered.
@@ -99,8 +99,12 @@ public class ModelContext: Equatable, SendableMetatype {
         link.context = self
         link.registry = Unmanaged.passUnretained(registry)
         registry.owner = self
-        container.external?.initializeState(for: editingState)
+        container.backend.contextBegan(self)
     }
+
+    /// The context as a store sees it: an identity stable for the context's life, and
+    /// the author its saves record.
+    public var editingState: EditingState { EditingState(id: editingStateID, author: author) }
 
     /// Breaks the cycles resolved relationships make (a trip holding its items, each
     /// item its trip), which would otherwise keep the context's models alive after it:
@@ -116,7 +120,7 @@ public class ModelContext: Equatable, SendableMetatype {
             for model in models { model.modelBacking.dropResolvedRelationships() }
         }
         for model in undoRetained { model.modelBacking.dropResolvedRelationships() }
-        container.external?.invalidateState(for: editingState)
+        container.backend.contextEnded(self)
         if let undoManager {
             Self.undoContexts.add(-1, ordering: .relaxed)
             // Its actions hold models for a context that is gone, and the manager may
@@ -146,7 +150,7 @@ public class ModelContext: Equatable, SendableMetatype {
     /// - Complexity: O(deleted models)
     public var deletedModelsArray: [any PersistentModel] {
         // (A row a cascade deleted as a row has its model made here: `DeletionClosure.rows`.)
-        deleted.compactMap { registry[$0] ?? (container.external == nil && !$0.isTemporary ? model(for: $0) : nil) }
+        deleted.compactMap { registry[$0] ?? (!$0.isTemporary ? model(for: $0) : nil) }
     }
 
     /// Whether `id` names a model inserted since the last save. Those, and only
@@ -181,18 +185,14 @@ public class ModelContext: Equatable, SendableMetatype {
     /// is true; reading its non-optional attributes gives zero values.
     public func model(for persistentModelID: PersistentIdentifier) -> any PersistentModel {
         if let model = registry[persistentModelID] { return model }
-        if container.external != nil, let model = storeModel(for: persistentModelID) { return model }
         guard let entity = container.entityIndex(of: persistentModelID) else {
             preconditionFailure("\(persistentModelID) names an entity the container's schema does not have")
         }
-        let layout = container.layout(at: entity)
-        let version = container.store.current
-        if container.external == nil, persistentModelID.storeIdentifier == container.identifierScopes[entity].storeIdentifier,
-           !persistentModelID.isTemporary,
-           let row = version.row(RowID(persistentModelID.id.key), of: entity) {
-            return materialize(layout, entity: entity, id: RowID(persistentModelID.id.key), row: row, in: version)
-        }
-        let model = makeModel(identifier: persistentModelID, entity: entity, row: layout.emptyRow, in: version)
+        if let model = container.backend.storedModel(for: persistentModelID, entity: entity, in: self) { return model }
+        let (table, generation) = container.backend.table(of: entity)
+        let model = makeModel(
+            identifier: persistentModelID, entity: entity, row: container.layout(at: entity).emptyRow, table: table,
+            generation: generation)
         model.modelBacking.isDeleted = true
         return model
     }
@@ -275,33 +275,12 @@ public class ModelContext: Equatable, SendableMetatype {
     /// References to rows that no longer exist are skipped.
     func resolve(_ value: Value, of relationship: EntityLayout.RelationshipSlot) -> [any PersistentModel] {
         mayHoldResolvedRelationships = true
-        if container.external != nil { return storeModels(for: storedIdentifiers(value, of: relationship), of: relationship) }
-        // (Read from the value itself, into a list sized once: collecting the rows into
-        // an array first and growing the result by doubling cost about 500
-        // instructions per relationship resolved.)
-        switch value {
-        case .reference: break
-        case let .references(ids) where !ids.isEmpty: break
-        default: return []
-        }
-        guard let entity = container.entityIndex(ofDestination: relationship) else { return [] }
-        let (table, generation) = container.store.currentTable(of: entity)
-        func model(_ id: RowID) -> (any PersistentModel)? {
-            let identifier = identifier(entity: entity, row: id)
-            if let model = registry[identifier] { return model }
-            guard table.contains(id) else { return nil }
-            // A fault, registered: what `materialize` makes of a row it does not find.
-            return makeModel(
-                identifier: identifier, entity: entity, row: nil, table: table, generation: generation, registering: true)
-        }
-        if case let .reference(id) = value { return model(id).map { [$0] } ?? [] }
-        guard case let .references(ids) = value else { return [] }
-        var models: [any PersistentModel] = []
-        models.reserveCapacity(ids.count)
-        for id in ids {
-            if let found = model(id) { models.append(found) }
-        }
-        return models
+        return container.backend.resolve(value, of: relationship, in: self)
+    }
+
+    /// The identifiers a stored relationship value names, without loading models.
+    func storedIdentifiers(_ value: Value, of relationship: EntityLayout.RelationshipSlot) -> [PersistentIdentifier] {
+        container.backend.identifiers(in: value, of: relationship, in: self)
     }
 }
 

@@ -10,8 +10,6 @@ import OpenSwiftDataStore
 /// `DefaultSnapshot` are read through their coded form (`SnapshotReader`).
 protocol ExternalStore: AnyObject, Sendable {
     var identifier: String { get }
-    /// Maps the identifiers stored relationships name to the row references models hold.
-    var references: ExternalReferences { get }
     func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, editingState: EditingState) throws -> ExternalFetch
     func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, editingState: EditingState) throws -> Int
     func fetchIdentifiers<T: PersistentModel>(
@@ -46,7 +44,6 @@ final class ExternalStoreBox<S: DataStore>: ExternalStore, @unchecked Sendable {
     private let store: S
     private let lock = NSLock()
     let identifier: String
-    let references = ExternalReferences()
 
     init(_ store: S) {
         self.store = store

@@ -51,8 +51,8 @@ public struct HistoryTransactionFeed: AsyncSequence, Sendable {
         public mutating func next() async throws -> DefaultHistoryTransaction? {
             while pending.isEmpty {
                 // A custom store's history is its own (`HistoryProviding`), not fed here.
-                if Task.isCancelled || container.external != nil { return nil }
-                let version = container.store.current
+                guard !Task.isCancelled, let store = container.engineStore else { return nil }
+                let version = store.current
                 let history = version.history
                 if checksExpiry, history.horizon > position {
                     throw SwiftDataError(
@@ -64,7 +64,7 @@ public struct HistoryTransactionFeed: AsyncSequence, Sendable {
                     return pending.count < Self.batch
                 }
                 pending.reverse()
-                if pending.isEmpty { await container.store.waitForCommit(after: version.generation) }
+                if pending.isEmpty { await store.waitForCommit(after: version.generation) }
             }
             let stored = pending.removeLast()
             position = stored.generation

@@ -10,12 +10,8 @@ extension ModelContext {
     /// deleted.
     /// - Complexity: O(log n + transactions in the predicate's token range)
     public func fetchHistory<T>(_ descriptor: HistoryDescriptor<T>) throws -> [T] where T: HistoryTransaction {
-        // A custom store answers if it is `HistoryProviding`, else `unsupportedFeature`.
-        if let external = container.external { return try external.fetchHistory(descriptor) }
-        guard let descriptor = descriptor as? HistoryDescriptor<DefaultHistoryTransaction> else {
-            throw SwiftDataError(.invalidTransactionFetchRequest, "the store keeps DefaultHistoryTransaction, not \(T.self)")
-        }
-        return try container.history(matching: descriptor).map { $0 as! T }
+        // (A custom store answers if it is `HistoryProviding`, else `unsupportedFeature`.)
+        try container.backend.fetchHistory(descriptor, of: container)
     }
 
     /// Deletes the history transactions `descriptor` selects, durably. Fetches
@@ -23,10 +19,6 @@ extension ModelContext {
     /// `historyTokenExpired`.
     /// - Complexity: O(history)
     public func deleteHistory<T>(_ descriptor: HistoryDescriptor<T>) throws where T: HistoryTransaction {
-        if let external = container.external { return try external.deleteHistory(descriptor) }
-        guard let descriptor = descriptor as? HistoryDescriptor<DefaultHistoryTransaction> else {
-            throw SwiftDataError(.invalidTransactionFetchRequest, "the store keeps DefaultHistoryTransaction, not \(T.self)")
-        }
-        try container.deleteHistory(matching: descriptor)
+        try container.backend.deleteHistory(descriptor, of: container)
     }
 }
