@@ -1,4 +1,5 @@
 import Foundation
+@testable import OpenSwiftData
 import OpenSwiftDataStore
 import SwiftData
 
@@ -45,6 +46,8 @@ final class GraphRun {
             do {
                 try await apply(operation)
                 operationsRun += 1
+                // The working context's state agrees with itself after every operation.
+                context._checkInvariants()
                 if let difference = try check(after: operation) {
                     throw Failure(step: step, message: difference)
                 }

@@ -14,7 +14,7 @@ extension DataStoreBackend {
         // (A model whose only changes are `.ephemeral` values has nothing to write, as
         // over the built-in store.)
         let changedModels = context.changed.sorted().compactMap { registry[$0] }.filter { !$0.modelBacking.dirty.isEmpty }
-        let deletedIDs = context.deleted
+        let deletedIDs = context.deletes.identifiers
         let deletedModels = deletedIDs.filter { !$0.isTemporary }.compactMap { registry[$0] }
         let outcome = try store.save(
             inserted: insertedModels, updated: changedModels, deleted: deletedModels, editingState: context.editingState,
@@ -67,7 +67,6 @@ extension DataStoreBackend {
         }
         let updatedIDs = changedModels.map { $0.modelBacking.identifier } + upsertedIDs
         context.endPendingState()
-        context.deletedInserts = []
         context.storeSnapshots = [:]
         NotificationCenter.default.post(name: ModelContext.didSave, object: context, userInfo: [
             ModelContext.NotificationKey.insertedIdentifiers.rawValue: insertedIDs,

@@ -57,7 +57,7 @@ final class DataStoreBackend: ModelBackend {
     ///   the context sorts.
     func matches<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, in context: ModelContext) throws -> [T] {
         let pending = descriptor.includePendingChanges ? pendingModels(of: T.self, in: context) : []
-        let mixesPending = !pending.isEmpty || !context.deleted.isEmpty
+        let mixesPending = !pending.isEmpty || !context.deletes.isEmpty
         var request = descriptor
         if mixesPending {
             request.fetchLimit = nil
@@ -101,7 +101,7 @@ final class DataStoreBackend: ModelBackend {
             models.append(model)
         }
         if mixesPending {
-            models.removeAll { $0.modelBacking.isDeleted || context.deletedSet.contains($0.modelBacking.identifier) }
+            models.removeAll { $0.modelBacking.isDeleted || context.deletes.contains($0.modelBacking.identifier) }
             for model in pending where seen.insert(ObjectIdentifier(model)).inserted { models.append(model) }
         }
         if let predicate = descriptor.predicate, filtersHere || mixesPending {
@@ -151,7 +151,7 @@ final class DataStoreBackend: ModelBackend {
         _ descriptor: FetchDescriptor<T>, in context: ModelContext,
         _ ask: (any ExternalStore, EditingState) throws -> R, else fromModels: ([T]) -> R
     ) throws -> R {
-        if !descriptor.includePendingChanges || (pendingModels(of: T.self, in: context).isEmpty && context.deleted.isEmpty) {
+        if !descriptor.includePendingChanges || (pendingModels(of: T.self, in: context).isEmpty && context.deletes.isEmpty) {
             do {
                 return try ask(store, context.editingState)
             } catch let error as DataStoreError where error == .preferInMemoryFilter || error == .preferInMemorySort {}

@@ -251,7 +251,7 @@ struct FetchQuery {
     /// as stored (changed models are tested on their current values instead); nil
     /// when no row does, so no row needs its identifier.
     private static func excludedRows(in context: ModelContext, entity: Int) -> ((RowID) -> Bool)? {
-        let deleted = context.deletedSet, changed = context.changed
+        let deleted = context.deletes.members, changed = context.changed.identifiers
         guard !deleted.isEmpty || !changed.isEmpty else { return nil }
         return { [context] id in
             let identifier = context.identifier(entity: entity, row: id)

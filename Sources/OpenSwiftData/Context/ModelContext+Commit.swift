@@ -3,12 +3,40 @@ import OpenSwiftDataStore
 
 extension ModelContext {
     /// The end of `save()` over the engine (`EngineBackend`): the pending inserts,
-    /// changes and deletes as one `ChangeSet`, committed to `store`; then the
-    /// inserted models take their permanent identifiers and every saved model reads
-    /// its stored row when next used.
+    /// changes and deletes as one `ChangeSet` (`makeChangeSet()`), committed to
+    /// `store`; then the context adopts the result (`adopt(_:of:in:)`).
     func commit(to store: Store) throws {
-        if !reinsertions.isEmpty { relinkReinsertions() }
+        if changed.hasReinsertions { relinkReinsertions() }
+        let sent = try makeChangeSet()
+        let result: CommitResult
+        do {
+            result = try store.commit(sent.changes)
+        } catch let .conflict(changed, deleted) {
+            throw saveConflict(changed: changed, deleted: deleted)
+        } catch {
+            throw error.apiError
+        }
+        adopt(result, of: sent, in: result.version ?? store.current)
+    }
 
+    /// A save's change set, and what adopting its result needs of how it was made.
+    struct SentChanges {
+        var changes: ChangeSet
+        /// Entities with a pending insert kept as a model: their kept rows went as rows.
+        var modelEntities: Set<Int>
+        /// The changed models written, with their entities.
+        var changedModels: [(Int, any PersistentModel)]
+        /// The to-many lists of changed models as this context had them: where the
+        /// stored list came out otherwise (another context's changes merged in), the
+        /// model's resolved relationships go, and it reads the stored ones.
+        var sentLists: [PersistentIdentifier: [Int: Value]]
+        /// The pending deletes, saved models' and unsaved ones'.
+        var deletedIDs: [PersistentIdentifier]
+    }
+
+    /// The pending inserts, changes and deletes as one `ChangeSet`. Changes nothing
+    /// but the pending inserts' form (unheld ones are kept as rows).
+    private func makeChangeSet() throws -> SentChanges {
         // A save with inserts kept as rows keeps the last ones the app let go since the
         // last look too: then every insert of their entity usually is, and the store
         // takes their columns whole.
@@ -83,7 +111,7 @@ extension ModelContext {
             changedModels.append((entity, model))
         }
         var deletedIDs: [PersistentIdentifier] = []
-        for id in deleted {
+        for id in deletes.identifiers {
             guard let entity = container.entityIndex(of: id) else { continue }
             if !id.isTemporary { changes.deletes.append(.init(entity: entity, id: RowID(id.id.key))) }
             deletedIDs.append(id)
@@ -92,16 +120,18 @@ extension ModelContext {
         if conflictPolicy == .failOnConflict {
             changes.expectations = try conflictExpectations(changed: changedModels, deleted: deletedIDs)
         }
+        return SentChanges(
+            changes: changes, modelEntities: modelEntities, changedModels: changedModels, sentLists: sentLists,
+            deletedIDs: deletedIDs)
+    }
 
-        let result: CommitResult
-        do {
-            result = try store.commit(changes)
-        } catch let .conflict(changed, deleted) {
-            throw saveConflict(changed: changed, deleted: deleted)
-        } catch {
-            throw error.apiError
-        }
-        let version = result.version ?? store.current
+    /// Gives the context the state `result` left in `version`: inserted models take
+    /// their permanent identifiers (or end, when nothing else holds them), upserts
+    /// redirect, every saved model reads its stored row when next used, the pending
+    /// state ends and `didSave` is posted.
+    private func adopt(_ result: CommitResult, of sent: SentChanges, in version: StoreVersion) {
+        let changes = sent.changes, modelEntities = sent.modelEntities, sentLists = sent.sentLists
+        let changedModels = sent.changedModels, deletedIDs = sent.deletedIDs
         // `taken` holds them from here, in insertion order: its models and the kept
         // rows of `modelEntities` in the order of `changes.inserts`, the other kept rows
         // in their entity's column insert. Models something else holds come back under
@@ -227,5 +257,4 @@ extension ModelContext {
             NotificationKey.queryGeneration.rawValue: result.generation,
         ])
     }
-
 }

@@ -19,17 +19,16 @@ extension ModelContext {
         // next save's walk inserts it again, as it inserts every model they reach.
         mayReachUnregistered = true
         let id = backing.identifier
-        if undoManager != nil, isPendingInsert(id) || !deletedSet.contains(id) { registerUndoOfDelete(model) }
+        if undoManager != nil, isPendingInsert(id) || !deletes.contains(id) { registerUndoOfDelete(model) }
         if isPendingInsert(id) {
             registry.remove(id)
             detachFromInverses(model)
             backing.isDeleted = true
             backing.context = nil
-            deletedInserts.append(model)
+            deletes.addInsert(model)
             return
         }
-        if deletedSet.insert(id).inserted {
-            deleted.append(id)
+        if deletes.add(id) {
             changed.remove(id)
             registry.retain(id)
             backing.isDeleted = true
@@ -47,13 +46,11 @@ extension ModelContext {
     func propagatePendingDeletes() {
         // A cascade may delete saved models and models inserted since: loop until
         // neither list has any left.
-        while propagatedDeletes < deleted.count || !deletedInserts.isEmpty {
-            while propagatedDeletes < deleted.count {
-                let id = deleted[propagatedDeletes]
-                propagatedDeletes += 1
+        while deletes.hasUnpropagated {
+            while let id = deletes.nextToPropagate() {
                 if let model = registry[id] { _ = propagate(model) }
             }
-            while let model = deletedInserts.popLast() {
+            while let model = deletes.nextInsertToPropagate() {
                 // Inserted again since: nothing to propagate.
                 if model.modelBacking.isDeleted { _ = propagate(model) }
             }
@@ -72,7 +69,7 @@ extension ModelContext {
     }
 
     /// Runs `model`'s delete rules; returns the models its cascades deleted, which
-    /// `cascadeRecord` keeps so that inserting `model` again brings them back.
+    /// `deletes` records so that inserting `model` again brings them back.
     private func propagate(_ model: any PersistentModel) -> [any PersistentModel] {
         let backing = model.modelBacking
         var cascaded: [any PersistentModel] = []
@@ -82,7 +79,7 @@ extension ModelContext {
                 if related.modelBacking.isDeleted { cascaded.append(related) }
             }
         }
-        if !cascaded.isEmpty { cascadeRecord[ObjectIdentifier(model), default: (model, [])].cascaded += cascaded }
+        deletes.recordCascade(of: model, deleted: cascaded)
         detachFromInverses(model)
         return cascaded
     }
@@ -92,17 +89,10 @@ extension ModelContext {
     /// back on the inverse side of its relationships. (An undo restores this from its
     /// own actions instead.)
     func restoreAfterPropagation(of model: any PersistentModel) {
-        let record = cascadeRecord.removeValue(forKey: ObjectIdentifier(model))
+        let cascaded = deletes.takeCascade(of: model)
         guard undoManager?.isUndoing != true else { return }
-        for child in record?.cascaded ?? [] { insertGraph(from: [child]) }
+        for child in cascaded { insertGraph(from: [child]) }
         RelationshipGraph.linkInverses(of: model)
-    }
-
-    /// Takes a pending delete back (the model is inserted again).
-    func undelete(_ id: PersistentIdentifier) {
-        guard deletedSet.remove(id) != nil, let i = deleted.firstIndex(of: id) else { return }
-        deleted.remove(at: i)
-        if i < propagatedDeletes { propagatedDeletes -= 1 }
     }
 
     /// Marks every model of type `T` that matches `predicate` for deletion.
@@ -131,7 +121,7 @@ extension ModelContext {
                referencesOnlyDeleted(stored, of: relationship) { continue }
             for related in backing.relatedModels(j) {
                 // (A row the save deletes as a row is spared too: `DeletionClosure.rows`.)
-                if sparingDeleted, related.modelBacking.isDeleted || deletedSet.contains(related.modelBacking.identifier) {
+                if sparingDeleted, related.modelBacking.isDeleted || deletes.contains(related.modelBacking.identifier) {
                     continue
                 }
                 if let inverse = relationship.inverseIndex(in: related.modelBacking.layout) {
@@ -148,8 +138,8 @@ extension ModelContext {
         guard container.backend.references == nil else { return false }
         guard let entity = container.entityIndex(ofDestination: relationship) else { return true }
         switch stored {
-        case let .reference(id): return deletedSet.contains(identifier(entity: entity, row: id))
-        case let .references(ids): return ids.allSatisfy { deletedSet.contains(identifier(entity: entity, row: $0)) }
+        case let .reference(id): return deletes.contains(identifier(entity: entity, row: id))
+        case let .references(ids): return ids.allSatisfy { deletes.contains(identifier(entity: entity, row: $0)) }
         default: return true
         }
     }

@@ -31,7 +31,7 @@ extension ModelContext {
     /// expect. A model made later for such a row (a relationship resolved, `model(for:)`)
     /// is deleted as it is made (`makeModel`).
     func deletionClosure() throws -> DeletionClosure {
-        if undoManager == nil, container.backend.takesRows, !container.hasHierarchies, reinsertions.isEmpty,
+        if undoManager == nil, container.backend.takesRows, !container.hasHierarchies, !changed.hasReinsertions,
            let closure = try closureTakingRows() {
             return closure
         }
@@ -44,9 +44,9 @@ extension ModelContext {
         var closure = DeletionClosure()
         var seen: Set<ObjectIdentifier> = []
         // Identifiers of everything deleted: pending deletes, models and rows reached.
-        var doomed = deletedSet
+        var doomed = deletes.members
         var rows: [(entity: Int, id: RowID)] = []
-        var work = deleted.compactMap { registry[$0] } + deletedInserts.filter { $0.modelBacking.isDeleted }
+        var work = deletes.models(in: registry)
         for model in work { seen.insert(ObjectIdentifier(model)) }
         let version = container.store.current
 
@@ -126,7 +126,7 @@ extension ModelContext {
         var seen: Set<ObjectIdentifier> = []
         // Models inserted since the last save and deleted since: their cascades reach
         // saved models, which `deny` may protect.
-        var work = deleted.compactMap { registry[$0] } + deletedInserts.filter { $0.modelBacking.isDeleted }
+        var work = deletes.models(in: registry)
         for model in work { seen.insert(ObjectIdentifier(model)) }
         while let model = work.popLast() {
             closure.append(model)

@@ -27,8 +27,7 @@ extension ModelContext {
     private func insertOne(_ model: any PersistentModel, reaching work: inout [any PersistentModel]) {
         let backing = model.modelBacking
         if backing.context === self {
-            if deletedSet.contains(backing.identifier) {
-                undelete(backing.identifier)
+            if deletes.remove(backing.identifier) {
                 backing.isDeleted = false
                 // Undoing this undelete deletes it again (the redo of an undone delete).
                 registerUndoOfInsert(model)
@@ -45,7 +44,7 @@ extension ModelContext {
         // A saved model whose deletion is undone comes back as a new one; the save
         // points references to its old row at it (`relinkReinsertions()`).
         if !backing.identifier.isTemporary {
-            reinsertions.append((old: backing.identifier, model: model))
+            changed.noteReinsertion(of: model, savedAs: backing.identifier)
             backing.prepareForReinsertion()
         }
         // A class of a hierarchy takes its hierarchy's slots, which the layout it

@@ -25,7 +25,7 @@ extension ModelContext {
     func keyMatch(_ request: FetchRequest, filter: FetchFilter) throws -> KeyMatch? {
         guard case let .native(compiled) = filter, let cached = compiled.cache,
               request.sortBy.isEmpty, (request.fetchOffset ?? 0) <= 0,
-              changed.isEmpty, deletedSet.isEmpty, !(request.includePendingChanges && registry.hasPendingInserts),
+              changed.isEmpty, deletes.isEmpty, !(request.includePendingChanges && registry.hasPendingInserts),
               // The shape `FetchQuery` plans this fetch with: no sort; a limit or none.
               let plan = cached.plan(for: PlanShape(sortKeys: nil, limited: (request.fetchLimit ?? 0) > 0)),
               plan.looksUpOneUniqueKey

@@ -13,7 +13,7 @@ extension ModelContext {
     ///
     /// The relinks register no undo of their own: they follow from the reinsertion,
     /// and undoing that deletes the model again, which leaves such references
-    /// dangling as the first delete did. The save empties `reinsertions` once its
+    /// dangling as the first delete did. The save empties `changed.reinsertions` once its
     /// commit succeeds; a save that fails relinks again on the next attempt.
     /// - Complexity: O(rows of the entities that have a relationship to a reinserted
     ///   model's entity), at saves with reinsertions only.
@@ -21,7 +21,7 @@ extension ModelContext {
         // By engine entity: a relationship to a subclass names the subclass, its rows
         // are its hierarchy root's.
         var byEntity: [Int: [RowID: any PersistentModel]] = [:]
-        for (old, model) in reinsertions {
+        for (old, model) in changed.reinsertions {
             let backing = model.modelBacking
             // Deleted again (or rolled back) before this save: nothing to point at.
             guard backing.context === self, isPendingInsert(backing.identifier),
@@ -47,7 +47,7 @@ extension ModelContext {
                     let referrer = materialize(layout, entity: entity, id: id, row: nil, in: version)
                     let backing = referrer.modelBacking
                     // A referrer whose relationship has an unsaved change keeps it.
-                    guard !backing.isDeleted, !deletedSet.contains(backing.identifier),
+                    guard !backing.isDeleted, !deletes.contains(backing.identifier),
                           !backing.dirty.contains(layout.attributes.count + j)
                     else { continue }
                     // Resolving skips the old row, which is gone; a referrer still

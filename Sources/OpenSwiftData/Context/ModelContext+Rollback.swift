@@ -5,20 +5,15 @@ extension ModelContext {
         undoManager?.removeAllActions()
         var taken = registry.pending.take()
         while let insert = taken.next() { if case let .model(model) = insert { model.modelBacking.context = nil } }
-        for id in changed.union(deletedSet) {
+        for id in changed.identifiers.union(deletes.members) {
             guard let backing = registry[id]?.modelBacking else { continue }
             if let committed = backing.committed { backing.values = committed }
             backing.dirty = []
             backing.isDeleted = false
             backing.forgetResolvedRelationships()
         }
-        changed = []
-        deleted = []
-        deletedSet = []
-        propagatedDeletes = 0
-        deletedInserts = []
-        cascadeRecord = [:]
-        reinsertions = []
+        changed.removeAll()
+        deletes.removeAll()
         undoState = UndoState()
         registry.releaseAll()
         autosaveScheduled = false

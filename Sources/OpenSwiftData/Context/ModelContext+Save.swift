@@ -30,13 +30,12 @@ extension ModelContext {
         defer { endUndoEvent() }
         autosaveScheduled = false
         insertReachableModels()
-        guard hasChanges || !deletedInserts.isEmpty else { return }
+        guard hasChanges || deletes.hasDeletedInserts else { return }
         let closure = try deletionClosure()
         // A model inserted and deleted since the last save changes nothing stored,
         // unless its cascades reach saved models.
         guard hasChanges || closure.deletesSavedModels else {
-            deletedInserts = []
-            cascadeRecord = [:]
+            deletes.removeAll()
             return
         }
         guard container.allowsSave else {
@@ -50,13 +49,9 @@ extension ModelContext {
 
     /// Forgets what a save wrote: the pending lists, and the models it retained.
     func endPendingState() {
-        changed = []
-        deleted = []
-        deletedSet = []
-        propagatedDeletes = 0
-        cascadeRecord = [:]
+        changed.removeAll()
+        deletes.removeAll()
         undoState.pendingInserts = [:]
-        reinsertions = []
         registry.releaseAll()
     }
 
@@ -109,7 +104,7 @@ extension ModelContext {
     private func applyDeletes(_ closure: DeletionClosure) {
         // (Sized once: a cascade can delete many times the models deleted by hand.)
         registry.reserveRetained(closure.models.count)
-        deletedSet.reserveCapacity(deletedSet.count + closure.models.count + closure.rows.count)
+        deletes.reserveCapacity(more: closure.models.count + closure.rows.count)
         // Rows first: the models' inverses spare them. A row whose model was made since
         // the closure was taken (by a `willSave` observer, or validation resolving a
         // relationship) goes as that model.
@@ -117,15 +112,15 @@ extension ModelContext {
         for id in closure.rows {
             if let model = registry[id] {
                 models.append(model)
-            } else if deletedSet.insert(id).inserted {
-                deleted.append(id)
+            } else {
+                _ = deletes.add(id)
             }
         }
         for model in models { deleteModel(model) }
         for model in models { detachFromInverses(model, sparingDeleted: true) }
         // The closure covers every saved model deleted; what may be left are deletes
         // of models inserted since the last save, whose cascades still have to run.
-        propagatedDeletes = deleted.count
+        deletes.markAllPropagated()
         propagatePendingDeletes()
     }
 

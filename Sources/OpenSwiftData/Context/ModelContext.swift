@@ -66,25 +66,10 @@ public class ModelContext: Equatable, SendableMetatype {
     /// What its models' backing data reach the context through, cleared as it ends.
     let link = ContextLink()
     // (Pending inserts are the registry's: `registry.pending`, in insertion order.)
-    /// Registered, saved models with unsaved changes.
-    @exclusivity(unchecked) var changed: Set<PersistentIdentifier> = []
-    /// Pending deletes, in deletion order.
-    @exclusivity(unchecked) var deleted: [PersistentIdentifier] = []
-    @exclusivity(unchecked) var deletedSet: Set<PersistentIdentifier> = []
-    /// How many of `deleted`, from the start, have had their delete rules run:
-    /// `processPendingChanges()`, `save()` and an undone insert run the rest
-    /// (`propagatePendingDeletes()`).
-    @exclusivity(unchecked) var propagatedDeletes = 0
-    /// Models inserted since the last save and deleted since, whose delete rules have
-    /// not run yet (they left the registry, so `deleted` does not list them).
-    @exclusivity(unchecked) var deletedInserts: [any PersistentModel] = []
-    /// Deleted models whose `cascade` rules deleted others, with those: inserting the
-    /// model again before the save inserts them again too. Emptied by `save()` and
-    /// `rollback()`.
-    @exclusivity(unchecked) var cascadeRecord: [ObjectIdentifier: (model: any PersistentModel, cascaded: [any PersistentModel])] = [:]
-    /// Saved models deleted and inserted again, with the identifiers they had: the
-    /// next save points stored references to the old row at the new one.
-    @exclusivity(unchecked) var reinsertions: [(old: PersistentIdentifier, model: any PersistentModel)] = []
+    /// Registered, saved models with unsaved changes, and reinserted ones.
+    @exclusivity(unchecked) var changed = TrackedChanges()
+    /// Pending deletes, with how far their delete rules ran.
+    @exclusivity(unchecked) var deletes = PendingDeletes()
     /// Undo's bookkeeping (`ModelContext+Undo.swift`).
     @exclusivity(unchecked) var undoState = UndoState()
     /// The context's identity for a custom store (`editingState`).
@@ -134,7 +119,7 @@ public class ModelContext: Equatable, SendableMetatype {
     public static func == (lhs: ModelContext, rhs: ModelContext) -> Bool { lhs === rhs }
 
     /// Whether the context has unsaved inserts, changes or deletes.
-    public var hasChanges: Bool { registry.hasPendingInserts || !changed.isEmpty || !deleted.isEmpty }
+    public var hasChanges: Bool { registry.hasPendingInserts || !changed.isEmpty || !deletes.isEmpty }
 
     /// Models inserted since the last save.
     /// - Complexity: O(inserted models)
@@ -150,7 +135,7 @@ public class ModelContext: Equatable, SendableMetatype {
     /// - Complexity: O(deleted models)
     public var deletedModelsArray: [any PersistentModel] {
         // (A row a cascade deleted as a row has its model made here: `DeletionClosure.rows`.)
-        deleted.compactMap { registry[$0] ?? (!$0.isTemporary ? model(for: $0) : nil) }
+        deletes.identifiers.compactMap { registry[$0] ?? (!$0.isTemporary ? model(for: $0) : nil) }
     }
 
     /// Whether `id` names a model inserted since the last save. Those, and only
@@ -163,7 +148,7 @@ public class ModelContext: Equatable, SendableMetatype {
     }
 
     func hasPendingChanges(_ id: PersistentIdentifier) -> Bool {
-        isPendingInsert(id) || changed.contains(id) || deletedSet.contains(id)
+        isPendingInsert(id) || changed.contains(id) || deletes.contains(id)
     }
 
     /// Called by backing data when a registered model's value changes.
@@ -171,7 +156,7 @@ public class ModelContext: Equatable, SendableMetatype {
         // (The caller's model is registered here.) A change to a pending insert is part
         // of the insert: no look-up by identifier among the pending inserts.
         if registry.isRetainedInsert(registered: id) { return }
-        guard registry[id] != nil, !isPendingInsert(id), !deletedSet.contains(id) else { return }
+        guard registry[id] != nil, !isPendingInsert(id), !deletes.contains(id) else { return }
         changed.insert(id)
         registry.retain(id)
         scheduleAutosave()
@@ -227,7 +212,7 @@ public class ModelContext: Equatable, SendableMetatype {
     /// context sees what other contexts saved (`ModelBacking.refresh`).
     func refresh(_ backing: any ModelBacking, entity: Int, with row: Row?, in version: StoreVersion) {
         guard backing.generation < version.generation, backing.dirty.isEmpty,
-              !deletedSet.contains(backing.identifier), !isPendingInsert(backing.identifier)
+              !deletes.contains(backing.identifier), !isPendingInsert(backing.identifier)
         else { return }
         backing.refresh(from: version.tables[entity], row: row, generation: version.generation)
     }
@@ -259,7 +244,7 @@ public class ModelContext: Equatable, SendableMetatype {
         // A row a pending save deletes as a row (`DeletionClosure.rows`) whose model is
         // made after all (a relationship resolved, `model(for:)`) is deleted, as the
         // model of a deleted row would be: retained until the save ends it.
-        let deletedRow = registering && !deletedSet.isEmpty && deletedSet.contains(identifier)
+        let deletedRow = registering && deletes.contains(identifier)
         let model = layout.maker.make(
             identifier: identifier, layout: layout, row: row, table: table, id: id, generation: generation, context: self,
             registering: registering)
@@ -288,7 +273,7 @@ extension ModelContext: CustomDebugStringConvertible {
     /// How many models the context has registered, and of those how many are unsaved
     /// inserts, changes and deletes.
     public var debugDescription: String {
-        "ModelContext(registered: \(registry.count), inserted: \(registry.pendingCount), changed: \(changed.count), deleted: \(deleted.count))"
+        "ModelContext(registered: \(registry.count), inserted: \(registry.pendingCount), changed: \(changed.count), deleted: \(deletes.count))"
     }
 }
 

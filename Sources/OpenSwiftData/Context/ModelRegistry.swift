@@ -152,6 +152,19 @@ final class ModelRegistry {
         }
     }
 
+    /// Traps unless no model is both retained and unretained, the unretained
+    /// table and the pending inserts keep their own invariants, and every retained
+    /// model is registered under its own identifier.
+    /// - Complexity: O(registered models)
+    func _checkInvariants() {
+        unretained._checkInvariants()
+        pending._checkInvariants()
+        for (id, model) in retained {
+            precondition(unretained[id] == nil, "\(id) is registered both retained and unretained")
+            precondition(model.modelBacking.identifier == id, "\(id) holds a model of another identifier")
+        }
+    }
+
     /// Every registered model, retained by the array: entries stay valid while it lives,
     /// whatever ends the caller's work lets end. (Kept inserts have no model.)
     /// - Complexity: O(registered models)

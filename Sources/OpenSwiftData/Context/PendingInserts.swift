@@ -325,6 +325,32 @@ final class PendingInserts {
         return (true, removed)
     }
 
+    /// Traps unless `count` is the number of pending inserts the slots hold, each
+    /// run's live elements are within it, the look's mark is within the list, every
+    /// position `index` holds is a model's slot, and every model made again is of a
+    /// key no removal took.
+    /// - Complexity: O(slots + index + revived)
+    func _checkInvariants() {
+        var pending = 0
+        for slot in slots {
+            switch slot {
+            case .model: pending += 1
+            case let .kept(run):
+                precondition(run.live <= UInt32(run.count), "a run has more live elements than elements")
+                pending += Int(run.live)
+            case .removed: break
+            }
+        }
+        precondition(pending == count, "the count is not the number of pending inserts")
+        precondition(spillMark <= slots.count, "the look's mark is past the list")
+        for (_, position) in index ?? [:] {
+            guard Int(position) < slots.count, case .model = slots[Int(position)] else {
+                preconditionFailure("the index names a slot that holds no model")
+            }
+        }
+        for key in revived.keys { precondition(!removedKeys.contains(key), "a removed insert was made again") }
+    }
+
     /// Empties the list.
     private func reset() {
         slots = []
