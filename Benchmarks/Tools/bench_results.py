@@ -42,6 +42,7 @@ WORKLOADS = [
     ("W5 knn", "1,000 nearest-10 queries (`NearbyDescriptor`, great circle)", "—", None, None, "wallClock"),
     ("W6 walk", "fetch 1,000 trips and walk `bucketList`", "≤ 0.5", 0.5, None, "wallClock"),
     ("W6 delete", "cascade-delete 10,000 trips", "≤ 0.5", 0.5, None, "wallClock"),
+    ("W1 document", "W1's insert of N trips, saved into a new document (durable)", "—", None, None, "wallClock"),
     ("W7", "document: change 1 trip, `save()`; p50 of 1,000 saves", "≤ 1.0; p50 at 1M ≤ 1.5× p50 at 10k", None, None, None),
     ("W8", "open a document of N trips, then `fetchCount`", "≤ 0.5; file ≤ 0.5× SQLite's", None, None, None),
     ("W9", "full save / compaction of N trips", "≥ 50 % of zstd's throughput", None, None, None),
@@ -56,6 +57,7 @@ PENDING = {}
 
 # Workloads without a SQLite peer: {id: what the SQLite column says}.
 NO_PEER = {
+    "W1 document": "— (W1 sqlite is in memory)",
     "W5 knn": "— (no kNN in R*Tree)",
     "W5 search": "— (engine only)",
 }

@@ -31,6 +31,24 @@ extension Workload {
                 customMetrics: metrics, setup: setup, iteration: iteration, teardown: { Scratch.remove() }))
         }
 
+        // MARK: W1 document — W1's insert of N trips, saved into a new document
+
+        // The save's journal frame holds every new row: what building the commit record
+        // from the rows the commit holds (one pass, #40) spares. (No peer: W1 sqlite is
+        // in memory.)
+        add("W1 document ours", warmup: 1, iterations: 10, seconds: 60) { probe in
+            let rows = Fixture.trips
+            let url = Scratch.folder.appendingPathComponent("w1-\(UUID().uuidString).store")
+            let container = try DocumentFixture.container(url)
+            let context = ModelContext(container)
+            try probe.measured {
+                Ours.insert(rows, into: context)
+                try context.save()
+            }
+            try check(ModelContext(try DocumentFixture.container(url, readOnly: true)).fetchCount(FetchDescriptor<Trip>()) == n,
+                      "W1 document ours stored every trip")
+        } setup: { _ = Fixture.trips }
+
         // MARK: W7 — a document of N trips: change 1 trip, save(); p50 of 1,000 saves
 
         // Each package-benchmark iteration is one save, so its p50 is the p50 of the saves.

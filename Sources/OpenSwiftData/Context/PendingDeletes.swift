@@ -10,7 +10,10 @@ import Foundation
 /// once, so only their objects name them), and a record of what each cascade
 /// deleted, which inserting its model again brings back.
 ///
-/// Changed only through its methods, which keep `_checkInvariants()` true.
+/// Changed only through its methods, which keep `_checkInvariants()` true. The
+/// look-ups a save makes per model are `@inline(__always)`: called on the context's
+/// stored property, an outlined one copied the whole struct (four references
+/// retained and released) per call, about 3 % of W6 delete.
 struct PendingDeletes {
     /// Saved models and stored rows deleted since the last save, in deletion order.
     private(set) var identifiers: [PersistentIdentifier] = []
@@ -27,22 +30,27 @@ struct PendingDeletes {
     /// Whether no saved model or row is deleted (deleted inserts do not count: they
     /// change nothing stored).
     /// - Complexity: O(1)
+    @inline(__always)
     var isEmpty: Bool { identifiers.isEmpty }
 
     /// How many saved models and rows are deleted.
     /// - Complexity: O(1)
+    @inline(__always)
     var count: Int { identifiers.count }
 
     /// Whether the save deletes `id`.
     /// - Complexity: O(1) expected
+    @inline(__always)
     func contains(_ id: PersistentIdentifier) -> Bool { !members.isEmpty && members.contains(id) }
 
     /// Whether some delete's rules have not run yet.
     /// - Complexity: O(1)
+    @inline(__always)
     var hasUnpropagated: Bool { propagatedCount < identifiers.count || !insertsToPropagate.isEmpty }
 
     /// Whether a model inserted since the last save was deleted and its rules wait.
     /// - Complexity: O(1)
+    @inline(__always)
     var hasDeletedInserts: Bool { !insertsToPropagate.isEmpty }
 
     /// The deleted models: those of saved deletes `registry` has (a row deleted as a

@@ -16,14 +16,17 @@ struct TrackedChanges: Sequence {
 
     /// Whether no saved model has unsaved changes.
     /// - Complexity: O(1)
+    @inline(__always)
     var isEmpty: Bool { identifiers.isEmpty }
 
     /// How many saved models have unsaved changes.
     /// - Complexity: O(1)
+    @inline(__always)
     var count: Int { identifiers.count }
 
     /// Whether `id` has unsaved changes.
     /// - Complexity: O(1) expected
+    @inline(__always)
     func contains(_ id: PersistentIdentifier) -> Bool { !identifiers.isEmpty && identifiers.contains(id) }
 
     /// The changed models' identifiers, in no order.
@@ -51,6 +54,7 @@ struct TrackedChanges: Sequence {
 
     /// Whether a saved model was inserted again since the last save.
     /// - Complexity: O(1)
+    @inline(__always)
     var hasReinsertions: Bool { !reinsertions.isEmpty }
 
     /// Forgets every change and reinsertion: a save wrote them, or a rollback dropped them.

@@ -50,6 +50,40 @@ public struct CommitRecord: Sendable {
         deletes = deleted
     }
 
+    /// The record of the commit that turned `old` into `new`, which wrote the rows
+    /// `gathered` holds (`JournalRows`: new rows' values as written, the rest read
+    /// back from `new`) and deleted `deleted`.
+    /// - Complexity: O(rows written), plus a set of them when a stored row was rewritten.
+    init(
+        from old: StoreVersion, to new: StoreVersion, gathered: JournalRows, deleted: [EntityRow], author: String?,
+        timestamp: Date, transaction: StoredTransaction?
+    ) {
+        generation = new.generation
+        self.timestamp = timestamp
+        self.author = author
+        self.transaction = transaction
+        nextRawIDs = new.tables.indices.compactMap { e in
+            new.tables[e].nextRawID != old.tables[e].nextRawID ? (e, new.tables[e].nextRawID) : nil
+        }
+        deletes = deleted
+        var gathered = gathered
+        if gathered.rewritesRows {
+            var seen = Set<EntityRow>()
+            puts = gathered.takePuts().compactMap { put in
+                guard seen.insert(EntityRow(entity: put.entity, id: put.id)).inserted,
+                      let row = new.row(put.id, of: put.entity) else { return nil }
+                return Put(entity: put.entity, id: put.id, row: row)
+            }
+            return
+        }
+        let readBack = gathered.readBack
+        puts = gathered.takePuts()
+        for i in readBack {
+            // (A new row is there: the commit stored it.)
+            puts[i].row = new.row(puts[i].id, of: puts[i].entity) ?? []
+        }
+    }
+
     init(
         generation: UInt64, timestamp: Date, author: String?, nextRawIDs: [(entity: Int, next: Int64)], puts: [Put],
         deletes: [EntityRow], transaction: StoredTransaction? = nil, pruning: (horizon: UInt64, generations: [UInt64])? = nil

@@ -81,15 +81,17 @@ public final class Store: Sendable {
         defer { commitPath.unlock() }
         let old = current
         var version = old
-        var result = try Self.apply(changes, to: &version)
+        // The journal's rows are gathered as the commit writes them (`JournalRows`).
+        var journal = persistence == nil ? nil : JournalRows(capacity: changes.inserts.count + changes.updates.count)
+        var result = try Self.apply(changes, to: &version, journal: &journal)
         let timestamp = Date()
         let transaction = StoredTransaction.recording(
             from: old, to: version, inserted: result.inserted, written: result.written, deleted: result.deleted,
             author: changes.author, preserved: tombstoneSlots.withLock { $0 }, timestamp: timestamp)
         if let transaction { version.history.append(transaction) }
         try publish(version, record: CommitRecord(
-            from: old, to: version, written: result.written, deleted: result.deleted, author: changes.author,
-            timestamp: timestamp, transaction: transaction))
+            from: old, to: version, gathered: journal ?? JournalRows(capacity: 0), deleted: result.deleted,
+            author: changes.author, timestamp: timestamp, transaction: transaction))
         result.version = version
         return result
     }
@@ -215,7 +217,11 @@ public final class Store: Sendable {
         return plans
     }
 
-    private static func apply(_ changes: ChangeSet, to version: inout StoreVersion) throws(StoreError) -> CommitResult {
+    /// Applies `changes` to `version`; with `journal`, gathers the rows written for
+    /// the commit's journal record as it writes them.
+    private static func apply(
+        _ changes: ChangeSet, to version: inout StoreVersion, journal: inout JournalRows?
+    ) throws(StoreError) -> CommitResult {
         let schema = version.schema
         for e in changes.inserts.map({ $0.entity }) + changes.columnInserts.map({ $0.entity })
             + changes.updates.map({ $0.entity }) + changes.deletes.map({ $0.entity })
@@ -247,8 +253,9 @@ public final class Store: Sendable {
         var written = EntityRows()
         // The written rows that refer to rows inserted by this commit (temporary ids),
         // resolved once every insert has its row: most inserts refer to none, and
-        // reading every written row back to find out cost a row copy each.
-        var unresolved: [EntityRow] = []
+        // reading every written row back to find out cost a row copy each. With each,
+        // where the journal holds it when it is a new row.
+        var unresolved: [(key: EntityRow, put: Int?)] = []
         // Inserts held in columns: stored in bulk, their segments taken whole, where a
         // bulk insert applies and no row insert of their entity comes with them; else
         // inserted as rows, before the others.
@@ -267,6 +274,7 @@ public final class Store: Sendable {
                         assigned.append(temporaries.next()!, row.id)
                         inserted.append(row)
                         written.append(row)
+                        journal?.wroteNew(row)
                     }
                     version.finishBulkInsert(into: insert.entity, plan: consume plan)
                 } else {
@@ -291,14 +299,15 @@ public final class Store: Sendable {
         for insert in changes.inserts {
             let temporary = EntityRow(entity: insert.entity, id: insert.temporaryID)
             let id: RowID
+            // Whether `insert.row` is what the commit stored, as a new row.
+            var isNew = true
+            var needsResolving = false
             if bulk[insert.entity] != nil {
                 // Checked up front: no unique key clashes, so no upsert.
                 id = RowID(nextBulkID[insert.entity])
                 nextBulkID[insert.entity] += 1
                 inserted.append(EntityRow(entity: insert.entity, id: id))
-                if hasTemporaryReferences(insert.row, of: schema.entities[insert.entity]) {
-                    unresolved.append(EntityRow(entity: insert.entity, id: id))
-                }
+                needsResolving = hasTemporaryReferences(insert.row, of: schema.entities[insert.entity])
             } else if let clash = version.conflict(for: insert.row, entity: insert.entity, excluding: nil) {
                 // Upsert: the new model takes over the row that holds its key.
                 id = clash.row
@@ -312,22 +321,27 @@ public final class Store: Sendable {
                     throw violation(schema.entities[insert.entity], clash.constraint, clash.key)
                 }
                 if changes.keepsReplacedRows, let old = version.row(id, of: insert.entity) { replacedRows[temporary] = old }
-                let merged = mergeUpsert(insert.row, onto: id, of: insert.entity, in: &version, written: &written)
+                let merged = mergeUpsert(insert.row, onto: id, of: insert.entity, in: &version, written: &written, journal: &journal)
                 version.write(merged, at: id, of: insert.entity)
-                if hasTemporaryReferences(merged, of: schema.entities[insert.entity]) {
-                    unresolved.append(EntityRow(entity: insert.entity, id: id))
-                }
+                isNew = false
+                needsResolving = hasTemporaryReferences(merged, of: schema.entities[insert.entity])
                 upserted.insert(temporary)
                 updated.append(EntityRow(entity: insert.entity, id: id))
             } else {
                 id = version.insert(insert.row, of: insert.entity)
                 inserted.append(EntityRow(entity: insert.entity, id: id))
-                if hasTemporaryReferences(insert.row, of: schema.entities[insert.entity]) {
-                    unresolved.append(EntityRow(entity: insert.entity, id: id))
-                }
+                needsResolving = hasTemporaryReferences(insert.row, of: schema.entities[insert.entity])
             }
             assigned.append(temporary, id)
-            written.append(EntityRow(entity: insert.entity, id: id))
+            let key = EntityRow(entity: insert.entity, id: id)
+            written.append(key)
+            var put: Int?
+            if isNew {
+                put = journal?.wroteNew(key, as: insert.row)
+            } else {
+                journal?.rewrote(key)
+            }
+            if needsResolving { unresolved.append((key, put)) }
         }
         for e in bulk.indices {
             // (Moved out, so the entries it holds go as each index takes them.)
@@ -350,14 +364,16 @@ public final class Store: Sendable {
             let key = EntityRow(entity: update.entity, id: id)
             updated.append(key)
             written.append(key)
-            if hasTemporaryReferences(row, of: schema.entities[update.entity]) { unresolved.append(key) }
+            journal?.rewrote(key)
+            if hasTemporaryReferences(row, of: schema.entities[update.entity]) { unresolved.append((key, nil)) }
         }
 
         if !assigned.isEmpty {
-            for key in unresolved {
+            for (key, put) in unresolved {
                 guard let row = version.row(key.id, of: key.entity) else { continue }
                 let resolved = resolve(row, of: schema.entities[key.entity], schema: schema, assigned: assigned)
                 if resolved != row { version.tables[key.entity].update(key.id, to: resolved) }
+                if let put { journal?.resolved(at: put, to: resolved) }
             }
         }
 
@@ -409,7 +425,8 @@ public final class Store: Sendable {
     /// the inserted ones where set, else the stored ones. Rows that a replaced
     /// relationship no longer reaches drop their inverse reference to the row.
     private static func mergeUpsert(
-        _ row: Row, onto id: RowID, of entity: Int, in version: inout StoreVersion, written: inout EntityRows
+        _ row: Row, onto id: RowID, of entity: Int, in version: inout StoreVersion, written: inout EntityRows,
+        journal: inout JournalRows?
     ) -> Row {
         guard let old = version.row(id, of: entity) else { return row }
         let description = version.schema.entities[entity]
@@ -434,6 +451,7 @@ public final class Store: Sendable {
                 }
                 version.write(other, at: target, of: destination)
                 written.append(EntityRow(entity: destination, id: target))
+                journal?.rewrote(EntityRow(entity: destination, id: target))
             }
         }
         return merged
