@@ -29,27 +29,6 @@ public struct CommitRecord: Sendable {
     /// generations skip, and this keeps a missing frame detectable.
     public var previous: UInt64?
 
-    /// The record of the commit that turned `old` into `new`, writing `written`
-    /// and deleting `deleted`.
-    init(
-        from old: StoreVersion, to new: StoreVersion, written: EntityRows, deleted: [EntityRow], author: String?,
-        timestamp: Date = Date(), transaction: StoredTransaction? = nil
-    ) {
-        generation = new.generation
-        self.timestamp = timestamp
-        self.author = author
-        self.transaction = transaction
-        nextRawIDs = new.tables.indices.compactMap { e in
-            new.tables[e].nextRawID != old.tables[e].nextRawID ? (e, new.tables[e].nextRawID) : nil
-        }
-        var seen = Set<EntityRow>()
-        puts = written.compactMap { key in
-            guard seen.insert(key).inserted, let row = new.row(key.id, of: key.entity) else { return nil }
-            return Put(entity: key.entity, id: key.id, row: row)
-        }
-        deletes = deleted
-    }
-
     /// The record of the commit that turned `old` into `new`, which wrote the rows
     /// `gathered` holds (`JournalRows`: new rows' values as written, the rest read
     /// back from `new`) and deleted `deleted`.
