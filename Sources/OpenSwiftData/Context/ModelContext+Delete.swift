@@ -135,11 +135,11 @@ extension ModelContext {
     /// model deleted since the last save: resolving them would find only those.
     private func referencesOnlyDeleted(_ stored: Value, of relationship: EntityLayout.RelationshipSlot) -> Bool {
         // (References that are not rows, a custom store's, are resolved.)
-        guard container.backend.references == nil else { return false }
+        guard container.rowReferences == nil else { return false }
         guard let entity = container.entityIndex(ofDestination: relationship) else { return true }
         switch stored {
-        case let .reference(id): return deletes.contains(identifier(entity: entity, row: id))
-        case let .references(ids): return ids.allSatisfy { deletes.contains(identifier(entity: entity, row: $0)) }
+        case let .reference(id): return deletes.members.contains(identifier(entity: entity, row: id))
+        case let .references(ids): return ids.allSatisfy { deletes.members.contains(identifier(entity: entity, row: $0)) }
         default: return true
         }
     }

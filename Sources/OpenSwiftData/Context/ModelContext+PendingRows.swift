@@ -25,7 +25,7 @@ extension ModelContext {
     func rowReference(_ model: any PersistentModel, keepingDeleted: Bool = false) -> RowID? {
         let backing = model.modelBacking
         guard backing.context === self, keepingDeleted || !backing.isDeleted else { return nil }
-        if let references = container.backend.references { return references.reference(for: backing.identifier) }
+        if let references = container.rowReferences { return references.reference(for: backing.identifier) }
         return RowID(backing.identifier.id.key)
     }
 
