@@ -47,6 +47,9 @@ extension Workload {
             }
             try check(ModelContext(try DocumentFixture.container(url, readOnly: true)).fetchCount(FetchDescriptor<Trip>()) == n,
                       "W1 document ours stored every trip")
+            // (One new document per iteration: each goes at once, not at the teardown.)
+            try? FileManager.default.removeItem(at: url)
+            try? FileManager.default.removeItem(atPath: url.path + ".blobs")
         } setup: { _ = Fixture.trips }
 
         // MARK: W7 — a document of N trips: change 1 trip, save(); p50 of 1,000 saves
