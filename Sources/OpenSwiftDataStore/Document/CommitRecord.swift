@@ -57,10 +57,13 @@ public struct CommitRecord: Sendable {
         }
         let readBack = gathered.readBack
         puts = gathered.takePuts()
+        var missing: [Int] = []
         for i in readBack {
-            // (A new row is there: the commit stored it.)
-            puts[i].row = new.row(puts[i].id, of: puts[i].entity) ?? []
+            // (The commit stored every new row; one it did not is left out, as the
+            // read-back of rewritten rows leaves out a row that is gone.)
+            if let row = new.row(puts[i].id, of: puts[i].entity) { puts[i].row = row } else { missing.append(i) }
         }
+        for i in missing.reversed() { puts.remove(at: i) }
     }
 
     init(
