@@ -32,6 +32,19 @@ import Testing
         try FileManager.default.contentsOfDirectory(atPath: folder.path("")).filter { $0.hasSuffix(".tmp") }
     }
 
+    /// 400 items with 15,000 random bytes each, inline (under the external-storage
+    /// threshold): about 6 MB that zstd cannot shrink.
+    static func incompressibleItems(seed: UInt64) -> ChangeSet {
+        var random = SplitMix(seed: seed)
+        var changes = ChangeSet()
+        for n in 0..<400 {
+            var row = DocumentFixture.item(1_000 + n)
+            row[12] = .data(Data((0..<15_000).map { _ in UInt8(truncatingIfNeeded: random.next()) }))
+            changes.inserts.append(.init(entity: 0, temporaryID: RowID(Int64(-1 - n)), row: row))
+        }
+        return changes
+    }
+
     static func inode(_ path: String) -> UInt64? {
         (try? FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? UInt64) ?? nil
     }
@@ -131,16 +144,7 @@ import Testing
         let store = try DocumentFixture.openStore(path)
         // (No compaction of its own in the background: this one compacts on demand.)
         try #require(store.document).compactionPolicy = .init(ratio: 100, minimumJournalBytes: 1 << 30)
-        // 400 items with 15,000 random bytes each, inline (under the external-storage
-        // threshold): about 6 MB that zstd cannot shrink.
-        var random = SplitMix(seed: 42)
-        var changes = ChangeSet()
-        for n in 0..<400 {
-            var row = DocumentFixture.item(1_000 + n)
-            row[12] = .data(Data((0..<15_000).map { _ in UInt8(truncatingIfNeeded: random.next()) }))
-            changes.inserts.append(.init(entity: 0, temporaryID: RowID(Int64(-1 - n)), row: row))
-        }
-        _ = try store.commit(changes)
+        _ = try store.commit(Self.incompressibleItems(seed: 42))
         let expected = DocumentFixture.rows(of: store.current)
         // The first write-back sync (`fdatasync` after the first 4 MiB) fails.
         _FileFaults.install(under: folder.path(""), failing: 1, of: [.sync], with: .error(EIO))
@@ -148,6 +152,28 @@ import Testing
         #expect(_FileFaults.remove(under: folder.path("")))
         #expect(try DocumentReader.read(path: path, expected: DocumentFixture.schema).journalFrames == 1)
         try store.compact()
+        let reopened = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        #expect(reopened.snapshotLength > 4 << 20)
+        #expect(reopened.journalFrames == 0)
+        #expect(DocumentFixture.rows(of: reopened.version) == expected)
+    }
+
+    /// A background compaction compresses its frames on its own thread (on 2 cores
+    /// or fewer) or on all cores but two: a snapshot of many frames comes out whole
+    /// and in order either way.
+    @Test func aLargeSnapshotCompactsInTheBackgroundFrameByFrame() throws {
+        defer { folder.remove() }
+        let path = folder.path("large-background.store")
+        let store = try DocumentFixture.openStore(path)
+        let document = try #require(store.document)
+        document.compactionPolicy = .init(ratio: 100, minimumJournalBytes: 1 << 30)
+        // Several frames of the snapshot.
+        _ = try store.commit(Self.incompressibleItems(seed: 7))
+        // The next save starts a compaction in the background.
+        document.compactionPolicy = .init(ratio: 0, minimumJournalBytes: 0)
+        try DocumentFixture.save(1, in: store)
+        document.waitForCompaction()
+        let expected = DocumentFixture.rows(of: store.current)
         let reopened = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
         #expect(reopened.snapshotLength > 4 << 20)
         #expect(reopened.journalFrames == 0)

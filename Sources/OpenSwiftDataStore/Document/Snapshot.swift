@@ -10,15 +10,17 @@ enum Snapshot {
     ///
     /// With `compressed: false` every frame is stored: the same bytes zstd would
     /// see, which the compaction benchmark compresses alone for its limit.
+    /// `compressionWorkers` bounds how many frames compress on other threads at
+    /// once (0: each on this thread; nil: the default of `FrameCompressor`).
     static func encode(
         _ version: StoreVersion, identifier: UUID, schemaVersion: SchemaVersionStamp? = nil, compressed: Bool = true,
-        formatMinor: Int = 0, external: (Data) throws(DocumentError) -> BlobReference
+        formatMinor: Int = 0, compressionWorkers: Int? = nil, external: (Data) throws(DocumentError) -> BlobReference
     ) throws(DocumentError) -> [UInt8] {
         let level: Int32? = compressed ? Zstd.snapshotLevel : nil
         let schema = version.schema
         // Payloads are encoded in order on this thread and compressed on the others
         // meanwhile, a few at a time, so encoding and compression overlap.
-        let pending = FrameCompressor(level: level)
+        let pending = compressionWorkers.map { FrameCompressor(level: level, inFlight: $0) } ?? FrameCompressor(level: level)
         var schemaWriter = ByteWriter()
         schemaWriter.schema(schema)
         pending.submit(.schema, schemaWriter.bytes)
@@ -91,6 +93,7 @@ enum Snapshot {
 
 /// Compresses frames on a concurrent queue while the snapshot goes on encoding,
 /// keeping at most `inFlight` payloads waiting, and puts them back in order.
+/// With `inFlight` 0 each frame is compressed on the submitting thread.
 final class FrameCompressor: @unchecked Sendable {
     private let level: Int32?
     private let queue = DispatchQueue(label: "OpenSwiftData.snapshot.compression", attributes: .concurrent)
@@ -103,23 +106,37 @@ final class FrameCompressor: @unchecked Sendable {
 
     init(level: Int32?, inFlight: Int = 2 * ProcessInfo.processInfo.activeProcessorCount) {
         self.level = level
+        self.inline = inFlight <= 0
         self.slots = DispatchSemaphore(value: max(inFlight, 1))
     }
 
-    /// Queues `payload` as the next frame; waits while `inFlight` are queued.
+    /// Whether frames are compressed on the submitting thread.
+    private let inline: Bool
+
+    /// `payload` compressed into slot `index`, or the first failure noted.
+    private func compress(_ kind: FrameKind, _ payload: [UInt8], decoded: Int, into index: Int) {
+        do throws(DocumentError) {
+            let frame = try Frame.encode(kind: kind, payload: payload, level: level, decoded: decoded)
+            frames.withLock { $0[index] = frame }
+        } catch {
+            failure.withLock { $0 = $0 ?? error }
+        }
+    }
+
+    /// Queues `payload` as the next frame; waits while `inFlight` are queued (or,
+    /// inline, compresses it at once).
     func submit(_ kind: FrameKind, _ payload: [UInt8], decoded: Int = 0) {
         let index = submitted
         submitted += 1
         frames.withLock { $0.append([]) }
+        if inline {
+            compress(kind, payload, decoded: decoded, into: index)
+            return
+        }
         slots.wait()
         queue.async(group: group) { [self] in
             defer { slots.signal() }
-            do throws(DocumentError) {
-                let frame = try Frame.encode(kind: kind, payload: payload, level: level, decoded: decoded)
-                frames.withLock { $0[index] = frame }
-            } catch {
-                failure.withLock { $0 = $0 ?? error }
-            }
+            compress(kind, payload, decoded: decoded, into: index)
         }
     }
 
