@@ -10,30 +10,31 @@ enum Zstd {
     /// at most 2 MiB; a hostile frame cannot make the decoder allocate more.
     static let windowLogMax: Int32 = 24
 
-    /// `bytes` compressed at `level`.
-    static func compress(_ bytes: UnsafeRawBufferPointer, level: Int32) -> [UInt8] {
-        let bound = ZSTD_compressBound(bytes.count)
-        var output = [UInt8](repeating: 0, count: bound)
-        let written = output.withUnsafeMutableBytes { out in
-            ZSTD_compress(out.baseAddress, bound, bytes.baseAddress, bytes.count, level)
-        }
+    /// The most bytes `compress` can write for `count` input bytes.
+    static func bound(_ count: Int) -> Int { ZSTD_compressBound(count) }
+
+    /// Compresses `bytes` at `level` into `destination`, which has room for
+    /// `bound(bytes.count)` bytes; returns how many it wrote.
+    static func compress(_ bytes: UnsafeRawBufferPointer, level: Int32, into destination: UnsafeMutableRawPointer) -> Int {
+        let written = ZSTD_compress(destination, bound(bytes.count), bytes.baseAddress, bytes.count, level)
         // Compression into a buffer of ZSTD_compressBound bytes cannot fail.
         precondition(ZSTD_isError(written) == 0, "zstd: \(String(cString: ZSTD_getErrorName(written)))")
-        output.removeSubrange(written...)
-        return output
+        return written
     }
 
-    /// A skippable zstd frame of exactly `length` bytes (at least 8): decoders pass
+    /// Writes a skippable zstd frame of exactly `length` bytes (at least 8) at
+    /// `destination`, which has room for it, and returns `length`: decoders pass
     /// over it. Writers append one to keep a frame's expansion under
     /// `DocumentFormat.maximumExpansion`.
-    static func skippableFrame(length: Int) -> [UInt8] {
+    @discardableResult
+    static func writeSkippableFrame(length: Int, at destination: UnsafeMutableRawPointer) -> Int {
         precondition(length >= 8 && length - 8 <= Int(UInt32.max))
-        var frame = [UInt8](repeating: 0, count: length)
+        destination.initializeMemory(as: UInt8.self, repeating: 0, count: length)
         let magic = UInt32(ZSTD_MAGIC_SKIPPABLE_START).littleEndian
         let size = UInt32(length - 8).littleEndian
-        withUnsafeBytes(of: magic) { frame.replaceSubrange(0..<4, with: $0) }
-        withUnsafeBytes(of: size) { frame.replaceSubrange(4..<8, with: $0) }
-        return frame
+        withUnsafeBytes(of: magic) { destination.copyMemory(from: $0.baseAddress!, byteCount: 4) }
+        withUnsafeBytes(of: size) { (destination + 4).copyMemory(from: $0.baseAddress!, byteCount: 4) }
+        return length
     }
 
     /// Decompresses `bytes` into exactly `size` bytes, or returns the reason it cannot.

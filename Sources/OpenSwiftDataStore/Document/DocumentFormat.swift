@@ -159,36 +159,53 @@ enum Frame {
     /// payload when that is more than its size (a columns frame's cells): the frame
     /// is padded so that stays within the expansion readers allow.
     static func encode(kind: FrameKind, payload: [UInt8], level: Int32?, decoded: Int = 0) throws(DocumentError) -> [UInt8] {
-        var codec: UInt8 = 0
-        var stored = payload
-        // Keep the expansion readers allow (see maximumExpansion).
-        let minimum = (max(payload.count, decoded) + DocumentFormat.maximumExpansion - 1) / DocumentFormat.maximumExpansion
-        if let level, payload.count >= DocumentFormat.compressionThreshold || minimum > payload.count {
-            var compressed = payload.withUnsafeBytes { Zstd.compress($0, level: level) }
-            if compressed.count < payload.count || minimum > payload.count {
-                if compressed.count < minimum {
-                    compressed += Zstd.skippableFrame(length: max(8, minimum - compressed.count))
-                }
-                codec = 1
-                stored = compressed
-            }
-        }
         // The reader's limit (a larger frame would be written and never read again).
         guard payload.count <= DocumentFormat.maximumRawFrameBytes else {
             throw .io(operation: "writing a \(kind) frame of \(payload.count) bytes (the limit is 2 GiB)", path: "", errno: EFBIG)
         }
-        var w = ByteWriter(capacity: stored.count + DocumentFormat.frameHeaderSize + DocumentFormat.frameTrailerSize)
-        w.fixed32(DocumentFormat.frameMarker)
-        w.byte(kind.rawValue)
-        w.byte(codec)
-        w.byte(0)
-        w.byte(0)
-        w.fixed32(UInt32(stored.count))
-        w.fixed32(UInt32(payload.count))
-        w.fixed32(CRC32C.checksum(w.bytes))
-        w.raw(stored)
-        w.fixed32(stored.withUnsafeBytes { CRC32C.checksum($0) })
-        return w.bytes
+        // Keep the expansion readers allow (see maximumExpansion).
+        let minimum = (max(payload.count, decoded) + DocumentFormat.maximumExpansion - 1) / DocumentFormat.maximumExpansion
+        let compressing = level != nil && (payload.count >= DocumentFormat.compressionThreshold || minimum > payload.count)
+        let header = DocumentFormat.frameHeaderSize
+        let bound = compressing ? Zstd.bound(payload.count) : 0
+        // Room for the payload as it is, or compressed plus the padding to `minimum`.
+        let body = max(payload.count, bound + max(8, minimum))
+        // One buffer, written once: zstd compresses straight behind the header, so
+        // the compressed bytes are neither zero-filled first nor copied again.
+        return [UInt8](unsafeUninitializedCapacity: header + body + DocumentFormat.frameTrailerSize) { buffer, count in
+            let base = UnsafeMutableRawPointer(buffer.baseAddress!)
+            let stored = base + header
+            var codec: UInt8 = 0
+            var storedCount = payload.count
+            var compressed = false
+            if let level, compressing {
+                let written = payload.withUnsafeBytes { Zstd.compress($0, level: level, into: stored) }
+                if written < payload.count || minimum > payload.count {
+                    compressed = true
+                    codec = 1
+                    storedCount = written
+                    if written < minimum {
+                        storedCount += Zstd.writeSkippableFrame(length: max(8, minimum - written), at: stored + written)
+                    }
+                }
+            }
+            if !compressed, !payload.isEmpty {
+                payload.withUnsafeBytes { stored.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            }
+            func put32(_ value: UInt32, at offset: Int) {
+                withUnsafeBytes(of: value.littleEndian) { (base + offset).copyMemory(from: $0.baseAddress!, byteCount: 4) }
+            }
+            put32(DocumentFormat.frameMarker, at: 0)
+            base.storeBytes(of: kind.rawValue, toByteOffset: 4, as: UInt8.self)
+            base.storeBytes(of: codec, toByteOffset: 5, as: UInt8.self)
+            base.storeBytes(of: 0, toByteOffset: 6, as: UInt8.self)
+            base.storeBytes(of: 0, toByteOffset: 7, as: UInt8.self)
+            put32(UInt32(storedCount), at: 8)
+            put32(UInt32(payload.count), at: 12)
+            put32(CRC32C.checksum(UnsafeRawBufferPointer(start: base, count: 16)), at: 16)
+            put32(CRC32C.checksum(UnsafeRawBufferPointer(start: stored, count: storedCount)), at: header + storedCount)
+            count = header + storedCount + DocumentFormat.frameTrailerSize
+        }
     }
 
     /// Whether a frame header that holds (marker, a known kind, header checksum)
