@@ -19,13 +19,21 @@ struct TripsServer {
         let arguments = Arguments(CommandLine.arguments.dropFirst(), environment: ProcessInfo.processInfo.environment)
         let schema = Schema([Trip.self])
         let container: ModelContainer
-        if arguments.store.hasPrefix("postgres://") || arguments.store.hasPrefix("postgresql://") {
-            container = try ModelContainer(for: schema, configurations: [try PostgresStoreConfiguration(url: arguments.store)])
-            logger.info("trips in PostgreSQL", metadata: ["database": "\(arguments.store)"])
-        } else {
-            let url = URL(fileURLWithPath: arguments.store)
-            container = try ModelContainer(for: schema, configurations: [ModelConfiguration(url: url)])
-            logger.info("trips in a document", metadata: ["path": "\(url.path)"])
+        let isPostgres = arguments.store.hasPrefix("postgres://") || arguments.store.hasPrefix("postgresql://")
+        // What the logs may say about the store: never a password.
+        let store = isPostgres ? Self.redacted(arguments.store) : URL(fileURLWithPath: arguments.store).path
+        do {
+            if isPostgres {
+                container = try ModelContainer(for: schema, configurations: [try PostgresStoreConfiguration(url: arguments.store)])
+                logger.info("trips in PostgreSQL", metadata: ["database": "\(store)"])
+            } else {
+                container = try ModelContainer(for: schema, configurations: [ModelConfiguration(url: URL(fileURLWithPath: store))])
+                logger.info("trips in a document", metadata: ["path": "\(store)"])
+            }
+        } catch {
+            // A clear line and exit status 1, not a trap with a backtrace.
+            logger.critical("cannot open the store", metadata: ["store": "\(store)", "error": "\(error)"])
+            exit(1)
         }
         let router = Router()
         router.middlewares.add(LogRequestsMiddleware(.debug))
@@ -36,6 +44,15 @@ struct TripsServer {
             services: [StoreShutdown(container: container, logger: logger)],
             logger: logger)
         try await app.runService()
+    }
+}
+
+extension TripsServer {
+    /// `url` with its password replaced by `***`, for logs.
+    static func redacted(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.password != nil else { return url }
+        components.password = "***"
+        return components.string ?? url
     }
 }
 
