@@ -175,13 +175,12 @@ enum Frame {
         return [UInt8](unsafeUninitializedCapacity: header + body + DocumentFormat.frameTrailerSize) { buffer, count in
             let base = UnsafeMutableRawPointer(buffer.baseAddress!)
             let stored = base + header
+            // 1: zstd; 0: stored as it is.
             var codec: UInt8 = 0
             var storedCount = payload.count
-            var compressed = false
             if let level, compressing {
                 let written = payload.withUnsafeBytes { Zstd.compress($0, level: level, into: stored) }
                 if written < payload.count || minimum > payload.count {
-                    compressed = true
                     codec = 1
                     storedCount = written
                     if written < minimum {
@@ -189,7 +188,7 @@ enum Frame {
                     }
                 }
             }
-            if !compressed, !payload.isEmpty {
+            if codec == 0, !payload.isEmpty {
                 payload.withUnsafeBytes { stored.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
             }
             func put32(_ value: UInt32, at offset: Int) {
