@@ -201,18 +201,26 @@ public final class Store: Sendable {
     }
 
     /// Per entity, the bulk insert of `changes`' rows of it into `version`, where one
-    /// applies (`StoreVersion.bulkInsert`); nil for the others.
+    /// applies (`StoreVersion.bulkInsert`); nil for the others. `census` counts the
+    /// row inserts: the rows of every entity that takes one are gathered in one walk.
     /// - Complexity: O(inserts), plus the planning of each bulk insert
-    private static func bulkInserts(of changes: ChangeSet, into version: StoreVersion) -> [StoreVersion.BulkInsert?] {
+    private static func bulkInserts(
+        of changes: ChangeSet, counted census: ChangeCensus, into version: StoreVersion
+    ) -> [StoreVersion.BulkInsert?] {
         var plans = [StoreVersion.BulkInsert?](repeating: nil, count: version.schema.entities.count)
         guard changes.inserts.count >= StoreVersion.bulkInsertMinimum else { return plans }
-        var counts = [Int](repeating: 0, count: plans.count)
-        for insert in changes.inserts { counts[insert.entity] += 1 }
-        for e in counts.indices where counts[e] >= StoreVersion.bulkInsertMinimum {
+        let bulky = census.rowInserts.map { $0 >= StoreVersion.bulkInsertMinimum }
+        guard bulky.contains(true) else { return plans }
+        var rows = census.rowInserts.indices.map { e -> [Row] in
             var rows: [Row] = []
-            rows.reserveCapacity(counts[e])
-            for insert in changes.inserts where insert.entity == e { rows.append(insert.row) }
-            plans[e] = version.bulkInsert(of: .init(storage: .rows(rows)), into: e)
+            if bulky[e] { rows.reserveCapacity(census.rowInserts[e]) }
+            return rows
+        }
+        for insert in changes.inserts where bulky[insert.entity] { rows[insert.entity].append(insert.row) }
+        for e in rows.indices where bulky[e] {
+            var taken: [Row] = []
+            swap(&taken, &rows[e])
+            plans[e] = version.bulkInsert(of: .init(storage: .rows(taken)), into: e)
         }
         return plans
     }
@@ -223,17 +231,14 @@ public final class Store: Sendable {
         _ changes: ChangeSet, to version: inout StoreVersion, journal: inout JournalRows?
     ) throws(StoreError) -> CommitResult {
         let schema = version.schema
-        for e in changes.inserts.map({ $0.entity }) + changes.columnInserts.map({ $0.entity })
-            + changes.updates.map({ $0.entity }) + changes.deletes.map({ $0.entity })
-        where !schema.entities.indices.contains(e) {
-            throw .unknownEntity("#\(e)")
-        }
+        // (One pass counts the change set by entity and checks its entity numbers.)
+        var census = try ChangeCensus(changes, schema: schema)
         for insert in changes.columnInserts where ColumnKind.kinds(of: schema.entities[insert.entity]) != insert.table.kinds {
             throw .unknownEntity("#\(insert.entity) (its inserted columns are not the entity's)")
         }
-        try checkIdentifierLimit(of: changes, in: version)
+        try checkIdentifierLimit(of: census, in: version)
         try checkExpectations(of: changes, in: version)
-        version.prepareSpatialIndexes(for: changes)
+        version.prepareSpatialIndexes(for: changes, counted: census)
         var deleted: [EntityRow] = []
         var keyed: [[Int]?] = Array(repeating: nil, count: changes.deletes.isEmpty ? 0 : schema.entities.count)
         for delete in changes.deletes {
@@ -278,6 +283,7 @@ public final class Store: Sendable {
                     }
                     version.finishBulkInsert(into: insert.entity, plan: consume plan)
                 } else {
+                    census.insertAsRows(insert.table.count, of: insert.entity)
                     var temporaries = insert.temporaryRows.makeIterator()
                     insert.table.forEach { _, row in
                         asRows.append(.init(entity: insert.entity, temporaryID: temporaries.next()!.id, row: row))
@@ -287,7 +293,7 @@ public final class Store: Sendable {
             changes.inserts = asRows + changes.inserts
             changes.columnInserts = []
         }
-        var bulk = bulkInserts(of: changes, into: version)
+        var bulk = bulkInserts(of: changes, counted: census, into: version)
         // A bulk insert's rows are stored first, all at once; each insert then takes the
         // next of their identifiers, in order.
         var nextBulkID = [Int64](repeating: 0, count: bulk.count)
@@ -407,16 +413,14 @@ public final class Store: Sendable {
     /// before anything changes, rather than trap or leave a document that never
     /// opens again. (Counted before upserts are known, so at the very limit an
     /// insert that would have upserted is refused too.)
-    /// - Complexity: O(inserts)
-    private static func checkIdentifierLimit(of changes: ChangeSet, in version: StoreVersion) throws(StoreError) {
-        guard !changes.inserts.isEmpty || !changes.columnInserts.isEmpty else { return }
-        var counts = [Int64](repeating: 0, count: version.schema.entities.count)
-        for insert in changes.inserts { counts[insert.entity] += 1 }
-        for insert in changes.columnInserts { counts[insert.entity] += Int64(insert.table.count) }
-        for e in counts.indices where counts[e] > 0 {
-            guard version.tables[e].nextRawID - 1 + counts[e] <= DocumentFormat.maximumRowID else {
+    /// - Complexity: O(entities)
+    private static func checkIdentifierLimit(of census: ChangeCensus, in version: StoreVersion) throws(StoreError) {
+        for e in census.rowInserts.indices {
+            let count = Int64(census.inserts(of: e))
+            guard count > 0 else { continue }
+            guard version.tables[e].nextRawID - 1 + count <= DocumentFormat.maximumRowID else {
                 throw .limitExceeded(
-                    "the row identifiers of \(version.schema.entities[e].name) are used up (\(DocumentFormat.maximumRowID) over the document's life; \(counts[e]) more asked for)")
+                    "the row identifiers of \(version.schema.entities[e].name) are used up (\(DocumentFormat.maximumRowID) over the document's life; \(count) more asked for)")
             }
         }
     }

@@ -191,11 +191,10 @@ public struct StoreVersion: Sendable {
     /// than the changes one by one and into fuller nodes. Updates of other
     /// attributes do not count.
     /// - Complexity: O(changes × R-tree indexes)
-    mutating func prepareSpatialIndexes(for changes: ChangeSet) {
+    mutating func prepareSpatialIndexes(for changes: ChangeSet, counted census: ChangeCensus) {
         // Only a built tree is changed commit by commit (most are never built).
         for e in spatialIndexes.indices where spatialIndexes[e].contains(where: \.isBuilt) {
-            let inserted = changes.inserts.count { $0.entity == e }
-                + changes.columnInserts.reduce(0) { $0 + ($1.entity == e ? $1.table.count : 0) }
+            let inserted = census.inserts(of: e)
             for i in spatialIndexes[e].indices {
                 let slots = spatialIndexes[e][i].slots
                 var written = inserted
