@@ -21,7 +21,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "602.0.0"..<"604.0.0"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
@@ -31,10 +30,8 @@ let package = Package(
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         .target(
             name: "OpenSwiftDataStore",
-            dependencies: [
-                "CZstd",
-                .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            // (SHA-256 of blobs is ours, `SHA256Hasher`: no swift-crypto, no BoringSSL.)
+            dependencies: ["CZstd"]
         ),
         // The document CLI: depends on the engine alone, so it reads any document
         // without the application's model types and builds without swift-syntax.

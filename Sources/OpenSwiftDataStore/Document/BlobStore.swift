@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// The folder of external-storage blobs beside a document: one file per value,
@@ -30,7 +29,7 @@ public final class BlobStore: @unchecked Sendable {
     private func markVerified(_ name: String) { _ = lock.withLock { verified.insert(name) } }
 
     static func reference(for data: Data) -> BlobReference {
-        BlobReference(hash: Array(SHA256.hash(data: data)), length: data.count)
+        BlobReference(hash: SHA256Hasher.hash(data: data), length: data.count)
     }
 
     /// Whether `name` is a blob name (64 lowercase hex digits): anything else,
@@ -98,7 +97,7 @@ public final class BlobStore: @unchecked Sendable {
             throw .blob(name: name, reason: "holds \(bytes.count) bytes, the document expects \(reference.length)")
         }
         let data = Data(bytes)
-        guard Array(SHA256.hash(data: data)) == reference.hash else {
+        guard SHA256Hasher.hash(data: data) == reference.hash else {
             throw .blob(name: name, reason: "content does not match its hash")
         }
         markVerified(name)

@@ -1,4 +1,4 @@
-import Crypto
+import Foundation
 
 /// The self-describing schema section: enough for a reader without the
 /// application's types to name every entity, attribute and relationship.
@@ -156,6 +156,6 @@ extension StoreSchema {
     public var fingerprint: String {
         var writer = ByteWriter()
         writer.schema(self)
-        return SHA256.hash(data: writer.bytes).prefix(8).map { String(format: "%02x", $0) }.joined()
+        return SHA256Hasher.hash(data: writer.bytes).prefix(8).map { String(format: "%02x", $0) }.joined()
     }
 }
