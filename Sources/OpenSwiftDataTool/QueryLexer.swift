@@ -92,6 +92,10 @@ struct QueryLexer {
                     result.append(Located(token: .symbol(String(c)), column: column))
                     i += 1
                 } else if c == "=" {
+                    // `=>` and `=<` are `>=` and `<=` typed the other way round.
+                    if i + 1 < characters.count, characters[i + 1] == ">" || characters[i + 1] == "<" {
+                        throw fail("use \(characters[i + 1])= to compare", at: column)
+                    }
                     throw fail("use == to compare", at: column)
                 } else if c == "&" || c == "|" {
                     throw fail("use \(c)\(c)", at: column)

@@ -26,7 +26,9 @@ extension Tool {
         @Option(help: ArgumentHelp("Sort by this attribute (ATTR or ATTR:desc); repeat for ties.", valueName: "attr[:desc]"))
         var sort: [String] = []
 
-        @Option(help: "Print at most this many rows.")
+        // (Unconditional: `--limit -1` reaches `validate()` as a number, not as an
+        // unknown option `-1` with the value missing.)
+        @Option(parsing: .unconditional, help: "Print at most this many rows.")
         var limit: Int?
 
         @Flag(help: "Print one JSON object per row (export form) instead of a table.")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import OpenSwiftDataStore
 
 /// The `osd` command: inspects, verifies, queries, compacts, exports and imports
 /// OpenSwiftData documents without the application's model types, since every
@@ -12,7 +13,12 @@ public struct Tool: ParsableCommand {
             with "osd:" and nothing was modified); 2 when verify found damage; 64 when \
             the command line is wrong. Docs/CLI.md describes every command.
             """,
+        version: Tool.version,
         subcommands: [Info.self, Verify.self, Dump.self, Export.self, Import.self, Query.self, Compact.self, SaveAs.self, Salvage.self])
 
     public init() {}
+
+    /// What `osd --version` prints: the release (0.3 is the project's third wave of
+    /// work; no release is tagged yet) and the document format it writes.
+    public static let version = "0.3.0 (writes document format \(DocumentFormat.major).\(DocumentFormat.minor))"
 }

@@ -68,6 +68,8 @@ import Testing
         let cases: [([String], String)] = [
             (["Trip", "--where", "days >"], "osd: --where at column 7: expected a value"),
             (["Trip", "--where", "days = 3"], "use == to compare"),
+            (["Trip", "--where", "days => 3"], "--where at column 6: use >= to compare"),
+            (["Trip", "--where", "days =< 3"], "--where at column 6: use <= to compare"),
             (["Trip", "--where", "(days > 3"], "expected ')'"),
             (["Trip", "--where", "1 < days < 5"], "comparisons do not chain"),
             (["Trip", "--where", "weight > 3"], "Trip has no attribute or relationship weight"),
@@ -85,9 +87,12 @@ import Testing
             #expect(result.error.contains(message), "\(arguments): \(result.error)")
             #expect(result.output.isEmpty)
         }
-        let negative = try OSD.run(["query", path, "Trip", "--limit=-1"])
-        #expect(negative.status == 64)
-        #expect(negative.error.contains("--limit must be 0 or more"))
+        // Both spellings reach the real message (a bare `-1` is not taken for an option).
+        for arguments in [["--limit=-1"], ["--limit", "-1"]] {
+            let negative = try OSD.run(["query", path, "Trip"] + arguments)
+            #expect(negative.status == 64)
+            #expect(negative.error.contains("--limit must be 0 or more"), "\(arguments): \(negative.error)")
+        }
     }
 
     /// Deep filters end in a clear error or an answer, never a stack overflow: `(` and
