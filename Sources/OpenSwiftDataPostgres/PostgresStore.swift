@@ -412,7 +412,9 @@ public final class PostgresStore: DataStore {
             guard let row = try execute("SELECT \(selectList(entity)) FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).rows.first else { continue }
             reregister[temporary] = try snapshot(row, of: entity)
         }
-        return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: remapped, snapshotsToReregister: reregister)
+        return DataStoreSaveChangesResult(
+            for: identifier, remappedIdentifiers: remapped, snapshotsToReregister: reregister,
+            upsertedIdentifiers: Set(upserted.map(\.0)))
     }
 
     /// The longest string or data value an indexed attribute (unique constraints

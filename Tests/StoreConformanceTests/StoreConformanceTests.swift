@@ -151,6 +151,32 @@ import Testing
         #expect(stored.first?.legs.map(\.title) == ["kept"])
     }
 
+    /// `didSave` tells an upsert from an insert, as Apple's does: the model that took
+    /// over a stored row is listed as updated, a new one as inserted. An app answers
+    /// "created" or "replaced" from it without a look-up of its own (the server
+    /// example's POST does).
+    @Test(arguments: StoreKind.available)
+    func didSaveListsAnUpsertAsUpdated(_ kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let container = try location.container(Member.self)
+        try {
+            let context = ModelContext(container)
+            context.insert(Member(email: "ann@example.com", handle: "ann", name: "Ann"))
+            try context.save()
+        }()
+        // A context that holds no model of Ann's row: the upsert is known only to the store.
+        let context = ModelContext(container)
+        let again = Member(email: "ann@example.com", handle: "ann2", name: "Ann B")
+        let new = Member(email: "bo@example.com", handle: "bo", name: "Bo")
+        context.insert(again)
+        context.insert(new)
+        let saved = DidSaveLog(context)
+        try context.save()
+        #expect(saved.updated == [again.persistentModelID])
+        #expect(saved.inserted == [new.persistentModelID])
+    }
+
     /// Two unique attributes (#45, point 4): an insert matching a stored row on
     /// either key upserts onto it; one matching two stored rows is a violation and
     /// changes nothing. The same on every store.
@@ -360,5 +386,24 @@ actor VoyageImporter {
         #expect(throws: SwiftDataError.historyTokenExpired) {
             try reader.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>(predicate: #Predicate { $0.token > stale }))
         }
+    }
+}
+
+/// The identifiers of the `didSave` notifications a context posts (delivered on the
+/// saving thread, inside `save()`).
+final class DidSaveLog: @unchecked Sendable {
+    private(set) var inserted: [PersistentIdentifier] = []
+    private(set) var updated: [PersistentIdentifier] = []
+    private var observer: (any NSObjectProtocol)?
+
+    init(_ context: ModelContext) {
+        observer = NotificationCenter.default.addObserver(forName: ModelContext.didSave, object: context, queue: nil) { [self] note in
+            inserted += note.userInfo?[ModelContext.NotificationKey.insertedIdentifiers.rawValue] as? [PersistentIdentifier] ?? []
+            updated += note.userInfo?[ModelContext.NotificationKey.updatedIdentifiers.rawValue] as? [PersistentIdentifier] ?? []
+        }
+    }
+
+    deinit {
+        if let observer { NotificationCenter.default.removeObserver(observer) }
     }
 }

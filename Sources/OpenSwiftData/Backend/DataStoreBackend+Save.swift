@@ -42,6 +42,9 @@ extension DataStoreBackend {
                 displaced.modelBacking.context = nil
                 registry.remove(permanent)
                 upsertedIDs.append(permanent)
+            } else if outcome.upserted.contains(temporary) {
+                // An upsert onto a row no model of this context stood for.
+                upsertedIDs.append(permanent)
             } else {
                 insertedIDs.append(permanent)
             }

@@ -117,15 +117,21 @@ public final class DataStoreSaveChangesResult<T: DataStoreSnapshot>: Sendable {
     /// Snapshots whose stored values differ from what the context sent, by (temporary or
     /// permanent) identifier; the context's models take these values.
     public let snapshotsToReregister: [PersistentIdentifier: T]
+    /// The temporary identifiers of inserted snapshots the store saved onto a row it
+    /// had already (an upsert on a unique key): the context's `didSave` lists them as
+    /// updated, not inserted, as over the built-in store. *Additive*: Apple's result has
+    /// no such field; a store that leaves it empty has its upserts reported as inserts.
+    public let upsertedIdentifiers: Set<PersistentIdentifier>
 
     /// Creates the result of a save by the store `storeIdentifier`.
     public init(
         for storeIdentifier: String, remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier] = [:],
-        snapshotsToReregister: [PersistentIdentifier: T] = [:]
+        snapshotsToReregister: [PersistentIdentifier: T] = [:], upsertedIdentifiers: Set<PersistentIdentifier> = []
     ) {
         self.storeIdentifier = storeIdentifier
         self.remappedIdentifiers = remappedIdentifiers
         self.snapshotsToReregister = snapshotsToReregister
+        self.upsertedIdentifiers = upsertedIdentifiers
     }
 }
 

@@ -130,19 +130,28 @@ public final class DefaultStore: DataStore, DataStoreBatching, HistoryProviding 
         for snapshot in request.deleted {
             if let stored = lookup(snapshot.persistentIdentifier) { context.deleteModel(stored) }
         }
+        // The inner save's `didSave` lists an upsert as updated: so does this result.
+        let updatedIDs = SavedUpdates()
+        let observer = NotificationCenter.default.addObserver(forName: ModelContext.didSave, object: context, queue: nil) {
+            updatedIDs.record($0)
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
         try context.save()
         var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
         var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
+        var upserted: Set<PersistentIdentifier> = []
         let stored = withExtendedLifetime(context) { Self.snapshots(of: inserted.map(\.1)) }
         for ((temporary, model), snapshot) in zip(inserted, stored) {
             remapped[temporary] = model.persistentModelID
             reregister[temporary] = snapshot
+            if updatedIDs.contains(model.persistentModelID) { upserted.insert(temporary) }
         }
         // Updated models as stored: other writers' changes to the properties the
         // context did not change, and merged lists, are what its models read now.
         let updatedNow = withExtendedLifetime(context) { Self.snapshots(of: updated.map(\.1)) }
         for ((snapshot, _), now) in zip(updated, updatedNow) { reregister[snapshot.persistentIdentifier] = now }
-        return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: remapped, snapshotsToReregister: reregister)
+        return DataStoreSaveChangesResult(
+            for: identifier, remappedIdentifiers: remapped, snapshotsToReregister: reregister, upsertedIdentifiers: upserted)
     }
 
     /// A new model of the snapshot's entity, not yet inserted, holding no values.
@@ -231,4 +240,18 @@ public final class DefaultStore: DataStore, DataStoreBatching, HistoryProviding 
     public func deleteHistory(_ descriptor: HistoryDescriptor<DefaultHistoryTransaction>) throws {
         try ModelContext(container).deleteHistory(descriptor)
     }
+}
+
+/// The identifiers a `didSave` lists as updated, kept by its observer. (The
+/// notification is posted on the saving thread, inside `save()`: nothing reads
+/// these while the observer writes them.)
+private final class SavedUpdates: @unchecked Sendable {
+    private var identifiers: Set<PersistentIdentifier> = []
+
+    func record(_ notification: Notification) {
+        let updated = notification.userInfo?[ModelContext.NotificationKey.updatedIdentifiers.rawValue] as? [PersistentIdentifier]
+        identifiers.formUnion(updated ?? [])
+    }
+
+    func contains(_ id: PersistentIdentifier) -> Bool { identifiers.contains(id) }
 }

@@ -38,6 +38,8 @@ struct ExternalFetch {
 struct ExternalSave {
     var remapped: [PersistentIdentifier: PersistentIdentifier]
     var reregister: [PersistentIdentifier: DefaultSnapshot]
+    /// Inserts the store saved onto a row it had (their temporary identifiers).
+    var upserted: Set<PersistentIdentifier> = []
 }
 
 final class ExternalStoreBox<S: DataStore>: ExternalStore, @unchecked Sendable {
@@ -88,7 +90,8 @@ final class ExternalStoreBox<S: DataStore>: ExternalStore, @unchecked Sendable {
             conflictPolicy: conflictPolicy, changedProperties: changedProperties, readSnapshots: readSnapshots)
         let result = try serialized { try store.save(request) }
         return ExternalSave(
-            remapped: result.remappedIdentifiers, reregister: try result.snapshotsToReregister.mapValues(SnapshotReader.read))
+            remapped: result.remappedIdentifiers, reregister: try result.snapshotsToReregister.mapValues(SnapshotReader.read),
+            upserted: result.upsertedIdentifiers)
     }
 
     func cachedSnapshots(_ ids: [PersistentIdentifier], editingState: EditingState) throws -> [PersistentIdentifier: DefaultSnapshot] {

@@ -35,6 +35,30 @@ import Testing
         }
     }
 
+    /// `didSave` lists an insert that took over a stored row (an upsert) as updated,
+    /// over either backend: a custom store says so in its save's result
+    /// (`upsertedIdentifiers`, which `DefaultStore` fills).
+    @Test(arguments: [true, false])
+    func didSaveListsAnUpsertAsUpdated(custom: Bool) throws {
+        let container = try custom ? Self.custom() : Self.engine()
+        try {
+            let context = ModelContext(container)
+            context.insert(Excursion(name: "e1", destination: "Lisbon", startDate: Self.start, price: 1))
+            try context.save()
+        }()
+        let context = ModelContext(container)
+        let again = Excursion(name: "e1", destination: "Porto", startDate: Self.start, price: 2)
+        let new = Excursion(name: "e2", destination: "Braga", startDate: Self.start, price: 3)
+        context.insert(again)
+        context.insert(new)
+        let log = SaveLog(context)
+        try context.save()
+        #expect(log.updated == [again.persistentModelID])
+        #expect(log.inserted == [new.persistentModelID])
+        #expect(try ModelContext(container).fetch(FetchDescriptor<Excursion>(sortBy: [SortDescriptor(\.name)])).map(\.destination)
+            == ["Porto", "Braga"])
+    }
+
     /// Everything a context reads, as plain values, after the same operations.
     private struct Answers: Equatable {
         var names: [String]
@@ -102,5 +126,24 @@ import Testing
         #expect(engine.excursionOfStop == "e3")
         #expect(engine.deletedLooksDeleted)
         #expect(engine.reread == engine.names)
+    }
+}
+
+/// The identifiers of the `didSave` notifications a context posts (delivered on the
+/// saving thread, inside `save()`, so nothing reads them while they are written).
+private final class SaveLog: @unchecked Sendable {
+    private(set) var inserted: [PersistentIdentifier] = []
+    private(set) var updated: [PersistentIdentifier] = []
+    private var observer: (any NSObjectProtocol)?
+
+    init(_ context: ModelContext) {
+        observer = NotificationCenter.default.addObserver(forName: ModelContext.didSave, object: context, queue: nil) { [self] note in
+            inserted += note.userInfo?[ModelContext.NotificationKey.insertedIdentifiers.rawValue] as? [PersistentIdentifier] ?? []
+            updated += note.userInfo?[ModelContext.NotificationKey.updatedIdentifiers.rawValue] as? [PersistentIdentifier] ?? []
+        }
+    }
+
+    deinit {
+        if let observer { NotificationCenter.default.removeObserver(observer) }
     }
 }
