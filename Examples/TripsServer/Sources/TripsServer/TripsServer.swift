@@ -1,98 +1,54 @@
+import ArgumentParser
 import Foundation
-import Hummingbird
 import Logging
-import OpenSwiftDataPostgres
-import ServiceLifecycle
 import SwiftData
+import TripsAPI
 
-/// `swift run TripsServer [--port 8080] [--store trips.store | --store postgres://user@host/db]`
+/// `swift run TripsServer [--host 127.0.0.1] [--port 8080] [--store trips.store | --store postgres://user@host/db]`
 ///
-/// The store is the embedded document (a file path, the default `trips.store`) or
-/// PostgreSQL (a `postgres://` URL); `TRIPS_STORE` and `PORT` set them too. SIGINT or
-/// SIGTERM stops it gracefully: requests in flight finish, then the document is
-/// compacted (every request saved already).
+/// SIGINT or SIGTERM stops it gracefully: requests in flight finish, then the
+/// document is compacted (every request saved already).
 @main
-struct TripsServer {
-    static func main() async throws {
-        var logger = Logger(label: "TripsServer")
-        logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
-        let arguments = Arguments(CommandLine.arguments.dropFirst(), environment: ProcessInfo.processInfo.environment)
-        let schema = Schema([Trip.self])
-        let container: ModelContainer
-        let isPostgres = arguments.store.hasPrefix("postgres://") || arguments.store.hasPrefix("postgresql://")
-        // What the logs may say about the store: never a password.
-        let store = isPostgres ? Self.redacted(arguments.store) : URL(fileURLWithPath: arguments.store).path
-        do {
-            if isPostgres {
-                container = try ModelContainer(for: schema, configurations: [try PostgresStoreConfiguration(url: arguments.store)])
-                logger.info("trips in PostgreSQL", metadata: ["database": "\(store)"])
-            } else {
-                container = try ModelContainer(for: schema, configurations: [ModelConfiguration(url: URL(fileURLWithPath: store))])
-                logger.info("trips in a document", metadata: ["path": "\(store)"])
-            }
-        } catch {
-            // A clear line and exit status 1, not a trap with a backtrace.
-            logger.critical("cannot open the store", metadata: ["store": "\(store)", "error": "\(error)"])
-            exit(1)
-        }
-        let router = Router()
-        router.middlewares.add(LogRequestsMiddleware(.debug))
-        TripRoutes(container: container).add(to: router)
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname(arguments.host, port: arguments.port), serverName: "TripsServer"),
-            services: [StoreShutdown(container: container, logger: logger)],
-            logger: logger)
-        try await app.runService()
-    }
-}
+struct TripsServer: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "TripsServer",
+        abstract: "A JSON API of trips over OpenSwiftData: a document file or PostgreSQL.",
+        discussion: """
+            Each option's default comes from its environment variable when that is set: \
+            HOST, PORT, TRIPS_STORE. LOG_LEVEL (trace, debug, info, ...) sets the log level. \
+            Exit status: 1 when the store cannot be opened, 64 for a wrong command line.
+            """)
 
-extension TripsServer {
-    /// `url` with its password replaced by `***`, for logs.
-    static func redacted(_ url: String) -> String {
-        guard var components = URLComponents(string: url), components.password != nil else { return url }
-        components.password = "***"
-        return components.string ?? url
-    }
-}
+    private static let environment = ProcessInfo.processInfo.environment
 
-/// Saves what remains when the server stops: waits for the graceful shutdown the
-/// service group starts on SIGINT/SIGTERM, then compacts the document.
-struct StoreShutdown: Service {
-    let container: ModelContainer
-    let logger: Logger
+    @Option(help: "The address to listen on (HOST).")
+    var host = environment["HOST"] ?? "127.0.0.1"
+
+    @Option(help: "The port to listen on (PORT).")
+    var port = environment["PORT"].flatMap(Int.init) ?? 8080
+
+    @Option(help: ArgumentHelp("A document file, or a postgres:// URL (TRIPS_STORE).", valueName: "path-or-url"))
+    var store = environment["TRIPS_STORE"] ?? "trips.store"
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be in 0...65535, not \(port)") }
+        guard !store.isEmpty else { throw ValidationError("--store must name a file or a postgres:// URL") }
+    }
 
     func run() async throws {
-        try? await gracefulShutdown()
+        var logger = Logger(label: "TripsServer")
+        logger.logLevel = Self.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+        // What the logs may say about the store: never a password.
+        let shown = TripsApp.redacted(store)
+        let container: ModelContainer
         do {
-            try container.compactDocument()
-            logger.info("store saved; stopping")
+            container = try TripsApp.openStore(store)
         } catch {
-            logger.error("saving the store at shutdown failed", metadata: ["error": "\(error)"])
-            throw error
+            // A clear line and exit status 1, not a trap with a backtrace.
+            logger.critical("cannot open the store", metadata: ["store": "\(shown)", "error": "\(error)"])
+            throw ExitCode.failure
         }
-    }
-}
-
-/// `--host`, `--port` and `--store`, or `HOST`, `PORT` and `TRIPS_STORE`.
-struct Arguments {
-    var host = "127.0.0.1"
-    var port = 8080
-    var store = "trips.store"
-
-    init(_ arguments: ArraySlice<String>, environment: [String: String]) {
-        if let host = environment["HOST"] { self.host = host }
-        if let port = environment["PORT"].flatMap(Int.init) { self.port = port }
-        if let store = environment["TRIPS_STORE"] { self.store = store }
-        var rest = arguments[...]
-        while let flag = rest.popFirst() {
-            guard let value = rest.popFirst() else { break }
-            switch flag {
-            case "--host": host = value
-            case "--port": port = Int(value) ?? port
-            case "--store": store = value
-            default: continue
-            }
-        }
+        logger.info(TripsApp.isPostgres(store) ? "trips in PostgreSQL" : "trips in a document", metadata: ["store": "\(shown)"])
+        try await TripsApp.application(over: container, host: host, port: port, logger: logger).runService()
     }
 }

@@ -50,14 +50,17 @@ actor TripRepository {
 
     /// Inserts the trip, or replaces every field of the one of its name (its name is
     /// unique, so the insert upserts; a field the body leaves out, `notes`, becomes nil).
-    func save(_ body: TripBody) throws -> TripBody {
+    /// `created` says which: the save's `didSave` lists a new trip as inserted and a
+    /// replaced one as updated, so telling them apart costs no look-up.
+    func save(_ body: TripBody) throws -> (trip: TripBody, created: Bool) {
         let trip = Trip(
             name: body.name, destination: body.destination, startDate: body.startDate, price: body.price,
             latitude: body.latitude, longitude: body.longitude)
         trip.notes = body.notes
         modelContext.insert(trip)
+        let saved = SavedIdentifiers(modelContext)
         try modelContext.save()
-        return TripBody(trip)
+        return (TripBody(trip), !saved.updated.contains(trip.persistentModelID))
     }
 
     /// Changes the trip's fields the change names. Optimistic: if another request
@@ -129,4 +132,21 @@ actor TripRepository {
 struct ChangeBody: Codable, Sendable {
     var kind: String
     var id: String
+}
+
+/// What a context's next `didSave` listed as updated. The notification is posted on
+/// the saving thread, inside `save()`, so nothing reads `updated` while it is written.
+private final class SavedIdentifiers: @unchecked Sendable {
+    private(set) var updated: [PersistentIdentifier] = []
+    private var observer: (any NSObjectProtocol)?
+
+    init(_ context: ModelContext) {
+        observer = NotificationCenter.default.addObserver(forName: ModelContext.didSave, object: context, queue: nil) { [self] note in
+            updated += note.userInfo?[ModelContext.NotificationKey.updatedIdentifiers.rawValue] as? [PersistentIdentifier] ?? []
+        }
+    }
+
+    deinit {
+        if let observer { NotificationCenter.default.removeObserver(observer) }
+    }
 }

@@ -1,0 +1,75 @@
+import Foundation
+import Hummingbird
+import Logging
+import OpenSwiftDataPostgres
+import ServiceLifecycle
+import SwiftData
+
+/// The server as a value: the store it opens and the application over it. The
+/// `TripsServer` command runs it on a socket; the route tests run the same
+/// application in process (HummingbirdTesting), with no socket.
+public enum TripsApp {
+    /// The schema every store of the example holds.
+    public static let schema = Schema([Trip.self])
+
+    /// Whether `store` names a PostgreSQL database rather than a document file.
+    public static func isPostgres(_ store: String) -> Bool {
+        store.hasPrefix("postgres://") || store.hasPrefix("postgresql://")
+    }
+
+    /// Opens the store `store` names: a document at a file path, or a PostgreSQL
+    /// database at a `postgres://` URL.
+    public static func openStore(_ store: String) throws -> ModelContainer {
+        if isPostgres(store) {
+            return try ModelContainer(for: schema, configurations: [try PostgresStoreConfiguration(url: store)])
+        }
+        return try ModelContainer(for: schema, configurations: [ModelConfiguration(url: URL(fileURLWithPath: store))])
+    }
+
+    /// What logs may say of `store`: a PostgreSQL URL with its password replaced by
+    /// `***`, a file path made absolute. Never a secret.
+    public static func redacted(_ store: String) -> String {
+        guard isPostgres(store) else { return URL(fileURLWithPath: store).path }
+        guard var components = URLComponents(string: store), components.password != nil else { return store }
+        components.password = "***"
+        return components.string ?? store
+    }
+
+    /// The routes over `container`, with request logging at debug level.
+    public static func router(over container: ModelContainer) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.middlewares.add(LogRequestsMiddleware(.debug))
+        TripRoutes(container: container).add(to: router)
+        return router
+    }
+
+    /// The application: the routes on `host:port`, and a service that compacts the
+    /// document when the server stops gracefully.
+    public static func application(
+        over container: ModelContainer, host: String = "127.0.0.1", port: Int = 8080, logger: Logger
+    ) -> some ApplicationProtocol {
+        Application(
+            router: router(over: container),
+            configuration: .init(address: .hostname(host, port: port), serverName: "TripsServer"),
+            services: [StoreShutdown(container: container, logger: logger)],
+            logger: logger)
+    }
+}
+
+/// Saves what remains when the server stops: waits for the graceful shutdown the
+/// service group starts on SIGINT/SIGTERM, then compacts the document.
+struct StoreShutdown: Service {
+    let container: ModelContainer
+    let logger: Logger
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        do {
+            try container.compactDocument()
+            logger.info("store saved; stopping")
+        } catch {
+            logger.error("saving the store at shutdown failed", metadata: ["error": "\(error)"])
+            throw error
+        }
+    }
+}
