@@ -24,7 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        // (1.16: `LogHandler.log(event:)`, which the tests' handler implements.)
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
     ],
     targets: [
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
@@ -119,7 +120,10 @@ let package = Package(
         // PostgresStore (against a server Scripts/postgres-test-server.sh starts).
         .testTarget(
             name: "StoreConformanceTests",
-            dependencies: ["SwiftData", "OpenSwiftDataPostgres", "GraphModelTesting"]
+            dependencies: [
+                "SwiftData", "OpenSwiftDataPostgres", "GraphModelTesting",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "OpenSwiftDataToolTests",

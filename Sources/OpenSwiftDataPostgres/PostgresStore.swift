@@ -49,7 +49,7 @@ public final class PostgresStore: DataStore {
     public let identifier: String
 
     private let connection: PostgresConnection
-    private let logger = Logger(label: "OpenSwiftData.PostgresStore")
+    private var logger: Logger { configuration.logger }
     let compiler: StoreQueryCompiler
     /// History queries run through the compiler's container (`PostgresStore+History`).
     var historyQueries: StoreQueryCompiler { compiler }
@@ -72,12 +72,14 @@ public final class PostgresStore: DataStore {
             password: configuration.password, database: configuration.database, tls: .disable)
         do {
             connection = try PostgresConnection.connect(
-                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: settings, id: 1, logger: logger
+                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: settings, id: 1, logger: configuration.logger
             ).wait()
         } catch {
-            throw PostgresStoreError.connection(String(describing: error))
+            // The server it tried, so the message says which (never the password).
+            throw PostgresStoreError.connection(
+                "\(configuration.username)@\(configuration.host):\(configuration.port)/\(configuration.database): \(error)")
         }
-        let storeID = try Self.storeIdentifier(on: connection, logger: logger)
+        let storeID = try Self.storeIdentifier(on: connection, logger: configuration.logger)
         identifier = storeID.uuidString
         compiler = try StoreQueryCompiler(schema: schema, storeIdentifier: storeID)
         try createTables()

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import OpenSwiftData
 
 /// Where a `PostgresStore` keeps its models: a PostgreSQL database.
@@ -8,7 +9,9 @@ import OpenSwiftData
 ///     for: Trip.self, configurations: try PostgresStoreConfiguration(url: "postgres://app@db:5432/trips"))
 /// ```
 /// Connections are plain TCP without TLS (a database on a private network or
-/// loopback); authentication is by password or trust.
+/// loopback); authentication is by password or trust. `logger` receives the store's
+/// and postgres-nio's log records (queries at debug and trace level); it is not part
+/// of the configuration's identity.
 public struct PostgresStoreConfiguration: DataStoreConfiguration, Sendable {
     public typealias Store = PostgresStore
 
@@ -19,11 +22,14 @@ public struct PostgresStoreConfiguration: DataStoreConfiguration, Sendable {
     public var username: String
     public var password: String?
     public var database: String
+    /// Where the store logs: an app passes its own, with its level and handler.
+    public var logger: Logger
 
     public init(
         name: String = "default", schema: Schema? = nil, host: String = "127.0.0.1", port: Int = 5432, username: String,
-        password: String? = nil, database: String
+        password: String? = nil, database: String, logger: Logger = Logger(label: "OpenSwiftData.PostgresStore")
     ) {
+        self.logger = logger
         self.name = name
         self.schema = schema
         self.host = host
@@ -34,15 +40,33 @@ public struct PostgresStoreConfiguration: DataStoreConfiguration, Sendable {
     }
 
     /// A configuration from a URL: `postgres://user[:password]@host[:port]/database`.
-    /// - Throws: `PostgresStoreError.invalidURL` for anything else.
-    public init(name: String = "default", schema: Schema? = nil, url: String) throws {
+    /// - Throws: `PostgresStoreError.invalidURL` for anything else, naming the URL with
+    ///   its password as `***` (errors end up in logs).
+    public init(
+        name: String = "default", schema: Schema? = nil, url: String,
+        logger: Logger = Logger(label: "OpenSwiftData.PostgresStore")
+    ) throws {
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
               let host = components.host, !host.isEmpty, let user = components.user, !user.isEmpty
-        else { throw PostgresStoreError.invalidURL(url) }
+        else { throw PostgresStoreError.invalidURL(Self.redacted(url)) }
         let database = String(components.path.drop { $0 == "/" })
         self.init(
             name: name, schema: schema, host: host, port: components.port ?? 5432, username: user,
-            password: components.password, database: database.isEmpty ? user : database)
+            password: components.password, database: database.isEmpty ? user : database, logger: logger)
+    }
+
+    /// `url` with its password, if it has one, as `***`: what logs and error messages
+    /// may say of a database URL. A URL that does not parse keeps its scheme and what
+    /// follows its last `@`; its credentials become `***`.
+    public static func redacted(_ url: String) -> String {
+        if var components = URLComponents(string: url) {
+            guard components.password != nil else { return url }
+            components.password = "***"
+            if let text = components.string { return text }
+        }
+        guard let at = url.lastIndex(of: "@") else { return url }
+        let scheme = url.range(of: "://").map { String(url[..<$0.upperBound]) } ?? ""
+        return scheme + "***" + url[at...]
     }
 
     public func validate() throws {

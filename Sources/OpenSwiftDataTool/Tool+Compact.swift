@@ -12,6 +12,9 @@ extension Tool {
         @Argument(help: "The document file.")
         var document: String
 
+        @Flag(help: "Print one JSON object instead of text.")
+        var json = false
+
         func run() throws {
             try reportingFailures {
                 // The schema comes from the document itself; opening for writing then
@@ -31,11 +34,26 @@ extension Tool {
                 opened.close()
                 let afterBytes = FileSystem.size(of: document) ?? snapshot
                 let output = OutputSink.standardOutput()
-                try output.line("compacted \(document): \(beforeBytes) → \(plural(afterBytes, "byte"))")
-                try output.line("  before: snapshot \(plural(before.snapshotLength, "byte")), journal \(plural(before.journalLength, "byte")) in \(plural(before.journalFrames, "frame"))")
-                try output.line("  after:  snapshot \(plural(snapshot, "byte")), journal \(plural(journal, "byte"))")
                 let removed = blobsBefore - folder.names().count
-                if removed > 0 { try output.line("  removed \(plural(removed, "unreferenced blob file"))") }
+                if json {
+                    try output.line(JSONWriter.compact(.object([
+                        ("path", .string(document)),
+                        ("before", .object([
+                            ("fileBytes", .integer(Int64(beforeBytes))), ("snapshotBytes", .integer(Int64(before.snapshotLength))),
+                            ("journalBytes", .integer(Int64(before.journalLength))), ("journalFrames", .integer(Int64(before.journalFrames))),
+                        ])),
+                        ("after", .object([
+                            ("fileBytes", .integer(Int64(afterBytes))), ("snapshotBytes", .integer(Int64(snapshot))),
+                            ("journalBytes", .integer(Int64(journal))),
+                        ])),
+                        ("removedBlobs", .integer(Int64(removed))),
+                    ])))
+                } else {
+                    try output.line("compacted \(document): \(beforeBytes) → \(plural(afterBytes, "byte"))")
+                    try output.line("  before: snapshot \(plural(before.snapshotLength, "byte")), journal \(plural(before.journalLength, "byte")) in \(plural(before.journalFrames, "frame"))")
+                    try output.line("  after:  snapshot \(plural(snapshot, "byte")), journal \(plural(journal, "byte"))")
+                    if removed > 0 { try output.line("  removed \(plural(removed, "unreferenced blob file"))") }
+                }
                 try output.flush()
             }
         }

@@ -19,6 +19,10 @@ extension Tool {
         @Flag(help: "Replace the output document if it exists.")
         var force = false
 
+        // (Named apart from the parsed file's `json` below.)
+        @Flag(name: .customLong("json"), help: "Print one JSON object instead of text.")
+        var printsJSON = false
+
         func run() throws {
             try reportingFailures {
                 try FileSystem.checkReplaceable(output, force: force)
@@ -37,8 +41,15 @@ extension Tool {
                 try FileSystem.checkReplaceable(output, force: force)
                 try Document.write(imported.version, to: output, replacing: force)
                 let summary = OutputSink.standardOutput()
-                try summary.line(
-                    "imported \(plural(imported.rows, "row")) of \(plural(imported.version.schema.entities.count, "entity", "entities")) into \(output)")
+                let entities = imported.version.schema.entities.count
+                if printsJSON {
+                    try summary.line(JSONWriter.compact(.object([
+                        ("path", .string(output)), ("source", .string(file)), ("rows", .integer(Int64(imported.rows))),
+                        ("entities", .integer(Int64(entities))), ("fileBytes", .integer(Int64(FileSystem.size(of: output) ?? 0))),
+                    ])))
+                } else {
+                    try summary.line("imported \(plural(imported.rows, "row")) of \(plural(entities, "entity", "entities")) into \(output)")
+                }
                 try summary.flush()
             }
         }

@@ -10,6 +10,9 @@ extension Tool {
 
         @OptionGroup var target: CopyTarget
 
+        @Flag(help: "Print one JSON object instead of text.")
+        var json = false
+
         func run() throws {
             try reportingFailures {
                 try target.check()
@@ -23,8 +26,15 @@ extension Tool {
                 let rows = contents.version.tables.reduce(0) { $0 + $1.count }
                 let blobs = BlobStore(documentPath: newDocument).names().count
                 let output = OutputSink.standardOutput()
-                try output.line(
-                    "wrote \(newDocument): \(plural(FileSystem.size(of: newDocument) ?? 0, "byte")), \(plural(rows, "row")), \(plural(blobs, "blob"))")
+                let bytes = FileSystem.size(of: newDocument) ?? 0
+                if json {
+                    try output.line(JSONWriter.compact(.object([
+                        ("path", .string(newDocument)), ("source", .string(document)), ("fileBytes", .integer(Int64(bytes))),
+                        ("rows", .integer(Int64(rows))), ("blobs", .integer(Int64(blobs))),
+                    ])))
+                } else {
+                    try output.line("wrote \(newDocument): \(plural(bytes, "byte")), \(plural(rows, "row")), \(plural(blobs, "blob"))")
+                }
                 try output.flush()
             }
         }

@@ -29,10 +29,7 @@ public enum TripsApp {
     /// What logs may say of `store`: a PostgreSQL URL with its password replaced by
     /// `***`, a file path made absolute. Never a secret.
     public static func redacted(_ store: String) -> String {
-        guard isPostgres(store) else { return URL(fileURLWithPath: store).path }
-        guard var components = URLComponents(string: store), components.password != nil else { return store }
-        components.password = "***"
-        return components.string ?? store
+        isPostgres(store) ? PostgresStoreConfiguration.redacted(store) : URL(fileURLWithPath: store).path
     }
 
     /// The routes over `container`, with request logging at debug level.
