@@ -1,4 +1,5 @@
 import Foundation
+import GraphModelTesting
 import SwiftData
 import Testing
 
@@ -386,24 +387,5 @@ actor VoyageImporter {
         #expect(throws: SwiftDataError.historyTokenExpired) {
             try reader.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>(predicate: #Predicate { $0.token > stale }))
         }
-    }
-}
-
-/// The identifiers of the `didSave` notifications a context posts (delivered on the
-/// saving thread, inside `save()`).
-final class DidSaveLog: @unchecked Sendable {
-    private(set) var inserted: [PersistentIdentifier] = []
-    private(set) var updated: [PersistentIdentifier] = []
-    private var observer: (any NSObjectProtocol)?
-
-    init(_ context: ModelContext) {
-        observer = NotificationCenter.default.addObserver(forName: ModelContext.didSave, object: context, queue: nil) { [self] note in
-            inserted += note.userInfo?[ModelContext.NotificationKey.insertedIdentifiers.rawValue] as? [PersistentIdentifier] ?? []
-            updated += note.userInfo?[ModelContext.NotificationKey.updatedIdentifiers.rawValue] as? [PersistentIdentifier] ?? []
-        }
-    }
-
-    deinit {
-        if let observer { NotificationCenter.default.removeObserver(observer) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GraphModelTesting
 @testable import OpenSwiftData
 import Testing
 
@@ -51,7 +52,7 @@ import Testing
         let new = Excursion(name: "e2", destination: "Braga", startDate: Self.start, price: 3)
         context.insert(again)
         context.insert(new)
-        let log = SaveLog(context)
+        let log = DidSaveLog(context)
         try context.save()
         #expect(log.updated == [again.persistentModelID])
         #expect(log.inserted == [new.persistentModelID])
@@ -126,24 +127,5 @@ import Testing
         #expect(engine.excursionOfStop == "e3")
         #expect(engine.deletedLooksDeleted)
         #expect(engine.reread == engine.names)
-    }
-}
-
-/// The identifiers of the `didSave` notifications a context posts (delivered on the
-/// saving thread, inside `save()`, so nothing reads them while they are written).
-private final class SaveLog: @unchecked Sendable {
-    private(set) var inserted: [PersistentIdentifier] = []
-    private(set) var updated: [PersistentIdentifier] = []
-    private var observer: (any NSObjectProtocol)?
-
-    init(_ context: ModelContext) {
-        observer = NotificationCenter.default.addObserver(forName: ModelContext.didSave, object: context, queue: nil) { [self] note in
-            inserted += note.userInfo?[ModelContext.NotificationKey.insertedIdentifiers.rawValue] as? [PersistentIdentifier] ?? []
-            updated += note.userInfo?[ModelContext.NotificationKey.updatedIdentifiers.rawValue] as? [PersistentIdentifier] ?? []
-        }
-    }
-
-    deinit {
-        if let observer { NotificationCenter.default.removeObserver(observer) }
     }
 }
