@@ -14,18 +14,14 @@ let package = Package(
         .library(name: "OpenSwiftData", targets: ["OpenSwiftData"]),
         .library(name: "SwiftData", targets: ["SwiftData"]),
         .library(name: "OpenSwiftDataStore", targets: ["OpenSwiftDataStore"]),
-        // A `DataStore` over PostgreSQL (postgres-nio): its own product, so an app that
-        // links only the core links no postgres-nio (the package still resolves it: #44).
-        .library(name: "OpenSwiftDataPostgres", targets: ["OpenSwiftDataPostgres"]),
+        // The model-based graph test's harness, for the tests of any store: the core's
+        // own, PostgresStore's (Packages/Postgres), a custom `DataStore`'s.
+        .library(name: "GraphModelTesting", targets: ["GraphModelTesting"]),
         .executable(name: "osd", targets: ["osd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "602.0.0"..<"604.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
-        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
-        // (1.16: `LogHandler.log(event:)`, which the tests' handler implements.)
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
     ],
     targets: [
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
@@ -65,17 +61,6 @@ let package = Package(
             name: "SwiftData",
             dependencies: ["OpenSwiftData"]
         ),
-        .target(
-            name: "OpenSwiftDataPostgres",
-            dependencies: [
-                "OpenSwiftData",
-                "OpenSwiftDataStore",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
         .executableTarget(
             name: "Trips",
             dependencies: ["SwiftData"],
@@ -110,20 +95,11 @@ let package = Package(
         ),
         // The model-based test's harness (a reference graph, operations, shrinking),
         // run over every store: the embedded ones in SwiftDataTests, PostgresStore in
-        // StoreConformanceTests.
+        // Packages/Postgres (a product for that, and for custom stores' tests).
         .target(
             name: "GraphModelTesting",
             dependencies: ["SwiftData", "OpenSwiftDataStore"],
             path: "Tests/GraphModelTesting"
-        ),
-        // The core API's conformance suite, run over the embedded store and over
-        // PostgresStore (against a server Scripts/postgres-test-server.sh starts).
-        .testTarget(
-            name: "StoreConformanceTests",
-            dependencies: [
-                "SwiftData", "OpenSwiftDataPostgres", "GraphModelTesting",
-                .product(name: "Logging", package: "swift-log"),
-            ]
         ),
         .testTarget(
             name: "OpenSwiftDataToolTests",

@@ -15,8 +15,9 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--seconds N] [--debug]" >&2; exit 2 ;;
     esac
 done
-swift build --package-path Examples/TripsServer -c "$CONFIG" --product TripsServer
-BIN="Examples/TripsServer/.build/$CONFIG/TripsServer"
+# In the core's build folder, as CI's other steps, so the shared modules compile once.
+swift build --package-path Examples/TripsServer --scratch-path .build -c "$CONFIG" --product TripsServer
+BIN=".build/$CONFIG/TripsServer"
 WORK=$(mktemp -d /tmp/trips-load-XXXXXX)
 PG_DIR=""
 SERVER=""

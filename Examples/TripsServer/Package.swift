@@ -13,6 +13,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "OpenSwiftData", path: "../.."),
+        // PostgresStore: a package of its own beside the core.
+        .package(path: "../../Packages/Postgres"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -23,7 +25,7 @@ let package = Package(
             name: "TripsAPI",
             dependencies: [
                 .product(name: "SwiftData", package: "OpenSwiftData"),
-                .product(name: "OpenSwiftDataPostgres", package: "OpenSwiftData"),
+                .product(name: "OpenSwiftDataPostgres", package: "Postgres"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

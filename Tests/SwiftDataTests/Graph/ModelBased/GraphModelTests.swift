@@ -11,7 +11,7 @@ import Testing
 /// CI runs a short budget: fixed seeds, plus one random seed printed for replay.
 /// Long runs (Docs/Testing.md): `OSD_GRAPH_OPERATIONS=1000000 swift test --filter
 /// GraphModelTests`, and `OSD_GRAPH_SEED=<seed>` to replay one seed. The
-/// PostgresStore run is in StoreConformanceTests (`PostgresGraphModelTests`).
+/// PostgresStore run is in Packages/Postgres (`PostgresGraphModelTests`).
 @Suite struct GraphModelTests {
     static let budget = GraphModelCheck.budget(operations: 400, seeds: 4)
 

@@ -20,8 +20,10 @@ enum PostgresServer {
 
     static var url: String? { try? shared.get().url }
 
+    /// The repository's script (this package sits at Packages/Postgres in it).
     private static let script = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Scripts/postgres-test-server.sh").path
 
     private static func start() -> Result<Running, Failure> {

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The project's tests, as the README gives them: installs what is missing
+# (Scripts/setup.sh), then runs the core package's tests and then PostgresStore's
+# (Packages/Postgres: the conformance suite over the embedded store and PostgreSQL,
+# the model-based graph test over PostgreSQL). The second run uses the core's build
+# folder (--scratch-path .build), so the modules both packages share, swift-syntax
+# among them, are compiled once.
+#
+#   Scripts/test.sh                    everything
+#   Scripts/test.sh --filter REGEX     only the matching tests, in both packages
+#
+# Any other arguments go to both `swift test` runs as they are.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash Scripts/setup.sh
+echo "=== test.sh: the core package"
+swift test "$@"
+echo "=== test.sh: PostgresStore (Packages/Postgres)"
+swift test --package-path Packages/Postgres --scratch-path .build "$@"
