@@ -19,16 +19,18 @@ extension Tool {
             try reportingFailures {
                 // The schema comes from the document itself; opening for writing then
                 // checks it, takes the lock and verifies every blob.
-                let before = try DocumentReader.read(path: document, blobs: .skip)
+                let before = try DocumentReader.readShowingProgress(path: document, blobs: .skip)
                 let beforeBytes = FileSystem.size(of: document) ?? before.validLength
                 let folder = BlobStore(documentPath: document)
                 let blobsBefore = folder.names().count
-                let (opened, version) = try Document.open(path: document, schema: before.schema)
+                let (opened, version) = try Progress.showing("opening for writing", unit: .bytes) {
+                    (progress) throws(DocumentError) in
+                    try Document.open(path: document, schema: before.schema, progress: progress)
+                }
                 defer { opened.close() }
-                do throws(StoreError) {
-                    try Store(document: opened, version: version).compact()
-                } catch {
-                    throw ToolFailure(error.description)
+                // The document's own compaction, as a store's `compact()` runs it.
+                try Progress.showing("compacting rows", unit: .items) { (progress) throws(DocumentError) in
+                    try opened.compact(version, progress: progress)
                 }
                 let snapshot = opened.snapshotLength, journal = opened.journalLength
                 opened.close()

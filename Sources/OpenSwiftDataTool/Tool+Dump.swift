@@ -16,7 +16,7 @@ extension Tool {
 
         func run() throws {
             try reportingFailures {
-                let version = try DocumentReader.read(path: document, blobs: .load).version
+                let version = try DocumentReader.readShowingProgress(path: document, blobs: .load).version
                 let output = OutputSink.standardOutput()
                 if let entity {
                     let e = try EntityLookup.index(of: entity, in: version.schema)

@@ -20,7 +20,7 @@ extension Tool {
             try reportingFailures {
                 try FileSystem.checkReplaceable(output, force: force)
                 if FileSystem.sameFile(output, document) { throw ToolFailure("the output is the document itself") }
-                let version = try DocumentReader.read(path: document, blobs: .load).version
+                let version = try DocumentReader.readShowingProgress(path: document, blobs: .load).version
                 try FileSystem.writeAtomically(output) { sink in try DocumentExport.write(version, to: sink) }
                 let rows = version.tables.reduce(0) { $0 + $1.count }
                 let summary = OutputSink.standardOutput()

@@ -16,7 +16,7 @@ extension Tool {
 
         func run() throws {
             try reportingFailures {
-                let contents = try DocumentReader.read(path: document, blobs: .skip)
+                let contents = try DocumentReader.readShowingProgress(path: document, blobs: .skip)
                 let summary = DocumentSummary(contents)
                 let output = OutputSink.standardOutput()
                 try output.write(json ? JSONWriter.pretty(summary.json, indent: 0) + "\n" : summary.text)

@@ -43,7 +43,7 @@ extension Tool {
 
         func run() throws {
             try reportingFailures {
-                let version = try DocumentReader.read(path: document, blobs: .load).version
+                let version = try DocumentReader.readShowingProgress(path: document, blobs: .load).version
                 let e = try EntityLookup.index(of: entity, in: version.schema)
                 let run = try QueryRun(version: version, entity: e, filter: filter, sort: sort, limit: limit).run()
                 let matches = run.rows

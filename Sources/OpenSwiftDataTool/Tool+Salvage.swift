@@ -20,7 +20,9 @@ extension Tool {
             try reportingFailures {
                 try target.check()
                 let (document, newDocument, force) = (target.document, target.newDocument, target.force)
-                let contents = try DocumentReader.read(path: document, salvaging: true)
+                let contents = try Progress.showing("reading the document", unit: .bytes) { (progress) throws(DocumentError) in
+                    try DocumentReader.read(path: document, salvaging: true, progress: progress)
+                }
                 // With saves lost, the copy is another store: identifiers an app kept
                 // from the damaged one must not resolve into it (a row a lost save made
                 // is not there).

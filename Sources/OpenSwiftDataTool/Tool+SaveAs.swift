@@ -18,7 +18,7 @@ extension Tool {
                 try target.check()
                 let (document, newDocument, force) = (target.document, target.newDocument, target.force)
                 // Loading every blob verifies it: a copy never carries damage along silently.
-                let contents = try DocumentReader.read(path: document, blobs: .load)
+                let contents = try DocumentReader.readShowingProgress(path: document, blobs: .load)
                 // A copy keeps the store identifier (nil from an older document: a new one).
                 try Document.write(
                     contents.version, to: newDocument, identifier: contents.storeIdentifier,

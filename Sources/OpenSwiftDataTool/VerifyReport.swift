@@ -19,7 +19,7 @@ struct VerifyReport {
         do {
             // Reading checks the header and every frame's checksums and structure;
             // blobs are checked below, each of them, rather than up to the first bad one.
-            contents = try DocumentReader.read(path: path, blobs: .skip)
+            contents = try DocumentReader.readShowingProgress(path: path, blobs: .skip, label: "checking frames")
         } catch {
             switch error {
             case .damaged, .notADocument, .schemaMismatch, .blob:

@@ -101,5 +101,47 @@ enum FileSystemSize {
         let piped = try OSD.run(["export", path, "--output", folder.path("b.json")])
         #expect(piped.status == 0)
         #expect(!piped.error.contains("exporting rows"))
+        #expect(!piped.error.contains("reading the document"))
+    }
+
+    /// The document read behind every command, verify's frames and compaction's
+    /// rewrite show progress too: bytes for reads, rows for the rewrite. (The first
+    /// and the last position are always drawn, so a fast run shows them as well.)
+    @Test func readsVerifiesAndCompactionsShowProgress() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("many.osd")
+        let (document, version) = try TripDocument.openForWriting(path)
+        let store = Store(document: document, version: version)
+        for batch in 0..<4 {
+            var places = ChangeSet()
+            for i in 0..<25_000 {
+                let n = batch * 25_000 + i
+                places.inserts.append(.init(
+                    entity: 0, temporaryID: RowID(Int64(-1 - i)), row: [.string("d\(n)"), .string("XX"), .int(Int64(n)), .references([])]))
+            }
+            _ = try store.commit(places)
+        }
+        document.close()
+        let osd = try #require(OSD.executable).path
+        func onATerminal(_ arguments: String) throws -> String {
+            let run = try OSD.runShell("script -qec '\(osd) \(arguments)' /dev/null")
+            #expect(run.status == 0, "\(run.output)")
+            return run.output
+        }
+
+        let info = try onATerminal("info \(path)")
+        #expect(info.contains("reading the document: "), "\(info.prefix(300))")
+        #expect(info.contains(" MB"))
+        let verify = try onATerminal("verify \(path)")
+        #expect(verify.contains("checking frames: "), "\(verify.prefix(300))")
+        let compact = try onATerminal("compact \(path)")
+        #expect(compact.contains("opening for writing: "), "\(compact.prefix(300))")
+        #expect(compact.contains("compacting rows: 100000/100000"), "\(compact.suffix(300))")
+        #expect(compact.contains("compacted \(path)"))
+
+        let piped = try OSD.run(["compact", path])
+        #expect(piped.status == 0)
+        #expect(piped.error.isEmpty, "\(piped.error)")
     }
 }

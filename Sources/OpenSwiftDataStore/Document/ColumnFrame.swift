@@ -16,7 +16,7 @@ enum ColumnFrame {
     static func encode(
         _ table: Table, entity e: Int, of entity: EntityDescription,
         external: (Data) throws(DocumentError) -> BlobReference,
-        emit: (_ payload: [UInt8], _ cells: Int) -> Void
+        emit: (_ payload: [UInt8], _ rows: Int, _ cells: Int) -> Void
     ) throws(DocumentError) {
         var chunk: [Place] = []
         chunk.reserveCapacity(rowsPerFrame)
@@ -49,7 +49,7 @@ enum ColumnFrame {
 
     private static func encode(
         _ chunk: ArraySlice<Place>, of table: Table, entity e: Int, description: EntityDescription,
-        external: (Data) throws(DocumentError) -> BlobReference, emit: (_ payload: [UInt8], _ cells: Int) -> Void
+        external: (Data) throws(DocumentError) -> BlobReference, emit: (_ payload: [UInt8], _ rows: Int, _ cells: Int) -> Void
     ) throws(DocumentError) {
         var w = ByteWriter(capacity: 64 * chunk.count + 64)
         w.varint(e)
@@ -89,7 +89,7 @@ enum ColumnFrame {
             try encode(chunk[half...], of: table, entity: e, description: description, external: external, emit: emit)
             return
         }
-        emit(w.bytes, chunk.count * table.kinds.count)
+        emit(w.bytes, chunk.count, chunk.count * table.kinds.count)
     }
 
     /// What one column frame holds.

@@ -116,14 +116,16 @@ public final class Document: @unchecked Sendable {
     /// `generationsMaySkip` opens it as one of a group's documents
     /// (`generationsMaySkip`): an older one is rewritten as format 4.1 first.
     /// `keptElsewhere` names the entities other documents of the group keep, with
-    /// where: a file that stores one of them is refused, untouched.
+    /// where: a file that stores one of them is refused, untouched. `progress` hears
+    /// the bytes read.
     public static func open(
         path: String, schema: StoreSchema, readOnly: Bool = false, durability: Durability = .full,
-        migrating hints: MigrationHints? = nil, generationsMaySkip: Bool = false, keptElsewhere: [String: String] = [:]
+        migrating hints: MigrationHints? = nil, generationsMaySkip: Bool = false, keptElsewhere: [String: String] = [:],
+        progress: DocumentProgress = { _, _ in }
     ) throws(DocumentError) -> (Document, StoreVersion) {
         try Opening.read(
             path: path, schema: schema, readOnly: readOnly, durability: durability, migrating: hints,
-            generationsMaySkip: generationsMaySkip, keptElsewhere: keptElsewhere
+            generationsMaySkip: generationsMaySkip, keptElsewhere: keptElsewhere, progress: progress
         ).finish()
     }
 
@@ -178,7 +180,8 @@ public final class Document: @unchecked Sendable {
         public static func read(
             path: String, schema: StoreSchema, readOnly: Bool = false, durability: Durability = .full,
             migrating hints: MigrationHints? = nil, asStored: Bool = false, creatingAt stamp: SchemaVersionStamp? = nil,
-            generationsMaySkip: Bool = false, keptElsewhere: [String: String] = [:]
+            generationsMaySkip: Bool = false, keptElsewhere: [String: String] = [:],
+            progress: DocumentProgress = { _, _ in }
         ) throws(DocumentError) -> Opening {
             func refuseEntitiesKeptElsewhere(_ contents: DocumentReader.Contents) throws(DocumentError) {
                 for entity in contents.schema.entities where schema.entityIndex(named: entity.name) == nil {
@@ -190,7 +193,7 @@ public final class Document: @unchecked Sendable {
             let expected = asStored ? nil : schema
             let hints = asStored ? nil : hints
             if readOnly {
-                let contents = try DocumentReader.read(path: path, expected: expected, migrating: hints)
+                let contents = try DocumentReader.read(path: path, expected: expected, migrating: hints, progress: progress)
                 try refuseEntitiesKeptElsewhere(contents)
                 return Opening(
                     contents: contents, path: path, readOnly: true, durability: durability,
@@ -206,7 +209,7 @@ public final class Document: @unchecked Sendable {
                 }
                 let bytes = try file.readAll()
                 let contents = try DocumentReader.read(
-                    bytes: bytes, path: path, expected: expected, blobs: .load, migrating: hints)
+                    bytes: bytes, path: path, expected: expected, blobs: .load, migrating: hints, progress: progress)
                 guard !DocumentFormat.isNewer(major: contents.formatMajor, minor: contents.formatMinor) else {
                     throw .unsupportedFormat(path: path, major: contents.formatMajor, minor: contents.formatMinor)
                 }
@@ -445,6 +448,12 @@ public final class Document: @unchecked Sendable {
     /// either the old document or the new one.
     /// - Complexity: O(rows)
     public func compact(_ version: StoreVersion) throws(DocumentError) {
+        try compact(version) { _, _ in }
+    }
+
+    /// `compact(_:)`, telling `progress` the rows written into the snapshot (`osd compact`).
+    /// - Complexity: O(rows)
+    public func compact(_ version: StoreVersion, progress: DocumentProgress) throws(DocumentError) {
         compactions.wait()
         let replaced = try locked { () throws(DocumentError) -> DocumentFile in
             _ = try writableFile()
@@ -458,8 +467,7 @@ public final class Document: @unchecked Sendable {
             var referenced = Set<String>()
             let snapshot = try Self.writeSnapshot(
                 version, identifier: storeIdentifier, schemaVersion: schemaVersion, to: temporary, blobs: blobs,
-                formatMinor: generationsMaySkip ? 1 : 0
-            ) { referenced.insert($0) }
+                formatMinor: generationsMaySkip ? 1 : 0, progress: progress, referenced: { referenced.insert($0) })
             let replaced = try replaceFile(
                 with: snapshot, at: temporary, referencing: referenced, since: BackgroundCompaction(start: length, frames: _journalFrames))
             // (A group's document, or an emptied store, moves to the version's generation.)
@@ -509,8 +517,7 @@ public final class Document: @unchecked Sendable {
             do {
                 snapshot = try Self.writeSnapshot(
                     version, identifier: storeIdentifier, schemaVersion: schemaVersion, to: temporary, blobs: blobs,
-                    compressionWorkers: BackgroundThread.compressionWorkers
-                ) { referenced.insert($0) }
+                    compressionWorkers: BackgroundThread.compressionWorkers, referenced: { referenced.insert($0) })
             } catch {
                 lock.withLock {
                     running = nil
@@ -660,8 +667,8 @@ public final class Document: @unchecked Sendable {
         let blobs = BlobStore(documentPath: path)
         var referenced = Set<String>()
         let (file, _, created) = try writeSnapshot(
-            version, identifier: identifier ?? UUID(), schemaVersion: schemaVersion, to: temporary, blobs: blobs
-        ) { referenced.insert($0) }
+            version, identifier: identifier ?? UUID(), schemaVersion: schemaVersion, to: temporary, blobs: blobs,
+            referenced: { referenced.insert($0) })
         defer { file.close() }
         // Whether the new file has taken the name: from then on its blobs are its own.
         var placed = false
@@ -715,7 +722,8 @@ public final class Document: @unchecked Sendable {
     /// its frames beside the encoding one (nil: as many as keep the cores busy).
     private static func writeSnapshot(
         _ version: StoreVersion, identifier: UUID, schemaVersion: SchemaVersionStamp?, to path: String, blobs: BlobStore,
-        formatMinor: Int = 0, compressionWorkers: Int? = nil, referenced: (String) -> Void = { _ in }
+        formatMinor: Int = 0, compressionWorkers: Int? = nil, progress: DocumentProgress = { _, _ in },
+        referenced: (String) -> Void = { _ in }
     ) throws(DocumentError) -> WrittenSnapshot {
         DocumentFile.remove(path)
         // The blob files this snapshot made (none that were there already).
@@ -724,7 +732,7 @@ public final class Document: @unchecked Sendable {
         do throws(DocumentError) {
             let bytes = try Snapshot.encode(
                 version, identifier: identifier, schemaVersion: schemaVersion, formatMinor: formatMinor,
-                compressionWorkers: compressionWorkers
+                compressionWorkers: compressionWorkers, progress: progress
             ) { (data: Data) throws(DocumentError) in
                 let reference = BlobStore.reference(for: data)
                 referenced(reference.name)

@@ -86,12 +86,15 @@ public struct DocumentReader {
     /// beyond entity order is migrated to it (`SchemaMigration`) and marked
     /// `needsRewrite`; what cannot be migrated throws `schemaMismatch`, saying why.
     /// (A migration plan runs in the API, between the phases of `Document.Opening`.)
+    /// `progress` hears the bytes read so far after each frame.
     public static func read(
-        path: String, expected: StoreSchema? = nil, blobs policy: BlobPolicy = .load, migrating hints: MigrationHints? = nil
+        path: String, expected: StoreSchema? = nil, blobs policy: BlobPolicy = .load, migrating hints: MigrationHints? = nil,
+        progress: DocumentProgress = { _, _ in }
     ) throws(DocumentError) -> Contents {
         let file = try DocumentFile.open(path, writable: false)
         defer { file.close() }
-        return try read(bytes: try file.readAll(), path: path, expected: expected, blobs: policy, migrating: hints)
+        return try read(
+            bytes: try file.readAll(), path: path, expected: expected, blobs: policy, migrating: hints, progress: progress)
     }
 
     /// Reads what still reads of a damaged document (`osd salvage`): the snapshot
@@ -99,23 +102,27 @@ public struct DocumentReader {
     /// missing or damaged) is skipped, reading resumes at the next frame whose header
     /// holds, and the saves after it are applied over what is known. `Contents.lost`
     /// names what was skipped. An undamaged document reads as `read(path:)` reads it.
-    public static func read(path: String, salvaging: Bool) throws(DocumentError) -> Contents {
+    public static func read(
+        path: String, salvaging: Bool, progress: DocumentProgress = { _, _ in }
+    ) throws(DocumentError) -> Contents {
         let file = try DocumentFile.open(path, writable: false)
         defer { file.close() }
         let bytes = try file.readAll()
         let header = try DocumentHeader.decode(bytes, path: path)
         return try read(
-            bytes: bytes, header: header, path: path, expected: nil, blobs: .load, migrating: nil, salvaging: salvaging)
+            bytes: bytes, header: header, path: path, expected: nil, blobs: .load, migrating: nil, salvaging: salvaging,
+            progress: progress)
     }
 
     static func read(
-        bytes: [UInt8], path: String, expected: StoreSchema?, blobs policy: BlobPolicy, migrating hints: MigrationHints? = nil
+        bytes: [UInt8], path: String, expected: StoreSchema?, blobs policy: BlobPolicy, migrating hints: MigrationHints? = nil,
+        progress: DocumentProgress = { _, _ in }
     ) throws(DocumentError) -> Contents {
         let header = try DocumentHeader.decode(bytes, path: path)
         do {
             return try read(
                 bytes: bytes, header: header, path: path, expected: expected, blobs: policy,
-                migrating: hints, salvaging: false)
+                migrating: hints, salvaging: false, progress: progress)
         } catch .damaged where DocumentFormat.isNewer(major: header.major, minor: header.minor) {
             // A newer minor may use what this build does not know: say so, not "damaged".
             throw .unsupportedFormat(path: path, major: header.major, minor: header.minor)
@@ -124,7 +131,7 @@ public struct DocumentReader {
 
     private static func read(
         bytes: [UInt8], header: DocumentHeader, path: String, expected: StoreSchema?, blobs policy: BlobPolicy,
-        migrating hints: MigrationHints?, salvaging: Bool
+        migrating hints: MigrationHints?, salvaging: Bool, progress: DocumentProgress
     ) throws(DocumentError) -> Contents {
         let blobStore = BlobStore(documentPath: path)
         var blobs: [String: Int] = [:]
@@ -140,6 +147,7 @@ public struct DocumentReader {
             case let .frame(frame):
                 frames.append(FrameSummary(kind: frame.kind, offset: frame.offset, length: frame.length, rawLength: frame.rawLength))
                 offset += frame.length
+                progress(offset, bytes.count)
                 return frame
             case let .torn(at, reason):
                 if inSnapshot { throw .damaged(path: path, offset: at, reason: "snapshot incomplete: \(reason)") }

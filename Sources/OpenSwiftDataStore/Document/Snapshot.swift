@@ -12,9 +12,11 @@ enum Snapshot {
     /// see, which the compaction benchmark compresses alone for its limit.
     /// `compressionWorkers` bounds how many frames compress on other threads at
     /// once (0: each on this thread; nil: the default of `FrameCompressor`).
+    /// `progress` hears the rows encoded so far after each column frame.
     static func encode(
         _ version: StoreVersion, identifier: UUID, schemaVersion: SchemaVersionStamp? = nil, compressed: Bool = true,
-        formatMinor: Int = 0, compressionWorkers: Int? = nil, external: (Data) throws(DocumentError) -> BlobReference
+        formatMinor: Int = 0, compressionWorkers: Int? = nil, progress: DocumentProgress = { _, _ in },
+        external: (Data) throws(DocumentError) -> BlobReference
     ) throws(DocumentError) -> [UInt8] {
         let level: Int32? = compressed ? Zstd.snapshotLevel : nil
         let schema = version.schema
@@ -25,9 +27,13 @@ enum Snapshot {
         schemaWriter.schema(schema)
         pending.submit(.schema, schemaWriter.bytes)
 
+        let rows = version.tables.reduce(0) { $0 + $1.count }
+        var encoded = 0
         for (e, table) in version.tables.enumerated() {
-            try ColumnFrame.encode(table, entity: e, of: schema.entities[e], external: external) { payload, cells in
+            try ColumnFrame.encode(table, entity: e, of: schema.entities[e], external: external) { payload, frameRows, cells in
                 pending.submit(.columns, payload, decoded: cells * DocumentFormat.bytesPerDecodedCell)
+                encoded += frameRows
+                progress(encoded, rows)
             }
         }
 
