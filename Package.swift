@@ -22,13 +22,16 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "602.0.0"..<"604.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        // Counters and timers of saves, fetches, compactions and recoveries, to whatever
+        // backend the app bootstraps (no dependencies of its own).
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
     ],
     targets: [
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         .target(
             name: "OpenSwiftDataStore",
             // (SHA-256 of blobs is ours, `SHA256Hasher`: no swift-crypto, no BoringSSL.)
-            dependencies: ["CZstd"]
+            dependencies: ["CZstd", .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
         // The document CLI: depends on the engine alone, so it reads any document
         // without the application's model types and builds without swift-syntax.
@@ -91,7 +94,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SwiftDataTests",
-            dependencies: ["SwiftData", "DocumentCrashProbe", "GraphModelTesting", "osd"]
+            dependencies: [
+                "SwiftData", "DocumentCrashProbe", "GraphModelTesting", "osd",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
         ),
         // The model-based test's harness (a reference graph, operations, shrinking),
         // run over every store: the embedded ones in SwiftDataTests, PostgresStore in

@@ -33,6 +33,9 @@ public class ModelContainer: Equatable, @unchecked Sendable {
     /// The layouts of the classes of hierarchies, by entity name.
     private let memberIndex: [String: EntityLayout]
     let allowsSave: Bool
+    /// Saves and fetches counted and timed, when the app bootstrapped a metrics
+    /// backend before opening the container (`StoreMetrics`); nil otherwise.
+    let metrics: StoreMetrics?
     /// Compiled predicate templates by shape (see `PredicateCompiler.compile`).
     let compiledPredicates = PredicateCache()
 
@@ -136,6 +139,7 @@ public class ModelContainer: Equatable, @unchecked Sendable {
             self.rowReferences = backend.references
             self.allowsSave = true
             self.storeIdentifier = backend.storeIdentifier
+            self.metrics = StoreMetrics.make(dimensions: external.metricsDimensions)
             group = nil
         } else {
             // In the order given (not the set's): the first configuration naming an
@@ -154,6 +158,10 @@ public class ModelContainer: Equatable, @unchecked Sendable {
             })
             self.engineStore = store
             self.backend = EngineBackend(store: store, storeIdentifier: storeIdentifier)
+            self.metrics = StoreMetrics.make(dimensions: [
+                ("store", store.persistence == nil ? "memory" : "document"), ("configuration", ordered[0].name),
+            ])
+            if let metrics { store.persistence?.attach(metrics) }
             self.rowReferences = nil
         }
         var indexes: [ObjectIdentifier: Int] = [:]

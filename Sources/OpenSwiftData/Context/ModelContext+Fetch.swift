@@ -27,7 +27,8 @@ extension ModelContext {
     /// a subclass in a model hierarchy, whose rows share their root's table).
     /// - Complexity: O(1) without a predicate or unsaved changes; else as `fetch(_:)`.
     public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
-        try container.backend.fetchCount(descriptor, in: self)
+        guard let metrics = container.metrics else { return try container.backend.fetchCount(descriptor, in: self) }
+        return try metrics.fetch { try container.backend.fetchCount(descriptor, in: self) }
     }
 
     /// The models of `fetch(_:)`, read from the store `batchSize` at a time as the
@@ -48,7 +49,8 @@ extension ModelContext {
                 .sortingPendingChangesWithIdentifiers,
                 "identifiers of unsaved models cannot be sorted: save first or set includePendingChanges to false")
         }
-        return try container.backend.fetchIdentifiers(descriptor, in: self)
+        guard let metrics = container.metrics else { return try container.backend.fetchIdentifiers(descriptor, in: self) }
+        return try metrics.fetch { try container.backend.fetchIdentifiers(descriptor, in: self) }
     }
 
     /// The identifiers of `fetchIdentifiers(_:)`, as a collection read in batches.
@@ -86,6 +88,10 @@ extension ModelContext {
         _ request: FetchRequest, onModels: () -> any FetchedModels,
         count: (Int) -> Void, body: (any PersistentModel) -> Void
     ) throws {
-        try container.backend.forEachMatch(request, in: self, onModels: onModels, count: count, body: body)
+        if let metrics = container.metrics {
+            try metrics.fetch { try container.backend.forEachMatch(request, in: self, onModels: onModels, count: count, body: body) }
+        } else {
+            try container.backend.forEachMatch(request, in: self, onModels: onModels, count: count, body: body)
+        }
     }
 }

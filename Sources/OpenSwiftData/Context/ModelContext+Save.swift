@@ -44,7 +44,11 @@ extension ModelContext {
         try validateRelationshipCounts(excluding: closure)
         NotificationCenter.default.post(name: Self.willSave, object: self)
         applyDeletes(closure)
-        try container.backend.save(self)
+        if let metrics = container.metrics {
+            try metrics.save { try container.backend.save(self) }
+        } else {
+            try container.backend.save(self)
+        }
     }
 
     /// Forgets what a save wrote: the pending lists, and the models it retained.

@@ -10,6 +10,8 @@ import OpenSwiftDataStore
 /// `DefaultSnapshot` are read through their coded form (`SnapshotReader`).
 protocol ExternalStore: AnyObject, Sendable {
     var identifier: String { get }
+    /// The store's type and its configuration's name: the dimensions of its metrics.
+    var metricsDimensions: [(String, String)] { get }
     func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, editingState: EditingState) throws -> ExternalFetch
     func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, editingState: EditingState) throws -> Int
     func fetchIdentifiers<T: PersistentModel>(
@@ -46,10 +48,12 @@ final class ExternalStoreBox<S: DataStore>: ExternalStore, @unchecked Sendable {
     private let store: S
     private let lock = NSLock()
     let identifier: String
+    let metricsDimensions: [(String, String)]
 
     init(_ store: S) {
         self.store = store
         self.identifier = store.identifier
+        self.metricsDimensions = [("store", String(describing: S.self)), ("configuration", store.configuration.name)]
     }
 
     private func serialized<R>(_ body: () throws -> R) rethrows -> R {

@@ -77,6 +77,10 @@ public final class Document: @unchecked Sendable {
     /// other blob before it writes, which frees the space a full disk needs.
     private var fileBlobs: Set<String>
     private let lock = NSLock()
+    /// Where compactions are counted, once the container attached them (`attach`).
+    private var metrics: StoreMetrics?
+    /// Whether the open dropped a torn last save: a recovery, counted at `attach`.
+    private var recoveredTornTail = false
 
     private init(path: String, file: DocumentFile?, readOnly: Bool, contents: DocumentReader.Contents, durability: Durability) {
         self.path = path
@@ -243,6 +247,7 @@ public final class Document: @unchecked Sendable {
             document.generationsMaySkip = generationsMaySkip
             guard let file else { return (document, contents.version) }
             if !tail.isEmpty {
+                document.recoveredTornTail = true
                 // Keep what is cut off beside the document, synced, before cutting it:
                 // a checksum failure in a whole last frame may be damage, not a torn write.
                 try keepTornTail(tail, of: path, at: contents.validLength)
@@ -455,6 +460,18 @@ public final class Document: @unchecked Sendable {
     /// - Complexity: O(rows)
     public func compact(_ version: StoreVersion, progress: DocumentProgress) throws(DocumentError) {
         compactions.wait()
+        let started = DispatchTime.now().uptimeNanoseconds
+        let metrics = lock.withLock { self.metrics }
+        do {
+            try compactNow(version, progress: progress)
+            metrics?.compacted(background: false, nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+        } catch {
+            metrics?.compactionFailed()
+            throw error
+        }
+    }
+
+    private func compactNow(_ version: StoreVersion, progress: DocumentProgress) throws(DocumentError) {
         let replaced = try locked { () throws(DocumentError) -> DocumentFile in
             _ = try writableFile()
             let temporary = Self.temporaryPath(for: path, purpose: "compact")
@@ -511,6 +528,7 @@ public final class Document: @unchecked Sendable {
         guard begun else { return }
         BackgroundThread.start(name: "OpenSwiftData.compaction") { [self] in
             defer { compactions.leave() }
+            let started = DispatchTime.now().uptimeNanoseconds
             let temporary = Self.temporaryPath(for: path, purpose: "compact")
             var referenced = Set<String>()
             let snapshot: WrittenSnapshot
@@ -522,6 +540,7 @@ public final class Document: @unchecked Sendable {
                 lock.withLock {
                     running = nil
                     compactionFailedAt = length
+                    metrics?.compactionFailed()
                 }
                 return
             }
@@ -536,9 +555,12 @@ public final class Document: @unchecked Sendable {
                 }
                 running = nil
                 do throws(DocumentError) {
-                    return try replaceFile(with: snapshot, at: temporary, referencing: referenced, since: run)
+                    let replaced = try replaceFile(with: snapshot, at: temporary, referencing: referenced, since: run)
+                    metrics?.compacted(background: true, nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+                    return replaced
                 } catch {
                     compactionFailedAt = length
+                    metrics?.compactionFailed()
                     return nil
                 }
             }
@@ -558,6 +580,17 @@ public final class Document: @unchecked Sendable {
     /// Blocks the caller until no compaction runs in the background.
     public func waitForCompaction() {
         compactions.wait()
+    }
+
+    /// Counts this document's compactions in `metrics`, and the recovery its open
+    /// made (a torn last save dropped), if it made one.
+    public func attach(_ metrics: StoreMetrics) {
+        let recovered = lock.withLock { () -> Bool in
+            self.metrics = metrics
+            defer { recoveredTornTail = false }
+            return recoveredTornTail
+        }
+        if recovered { metrics.recovered() }
     }
 
     /// A snapshot written to a temporary file: the file, open; its length; the blob

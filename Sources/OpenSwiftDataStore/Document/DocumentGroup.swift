@@ -312,6 +312,11 @@ public final class DocumentGroup: StorePersistence, @unchecked Sendable {
         for document in documents { try document.erase() }
     }
 
+    /// Each document counts its own compactions and recovery.
+    public func attach(_ metrics: StoreMetrics) {
+        for document in documents { document.attach(metrics) }
+    }
+
     /// Document `d`'s part of `version`: its entities' tables and indexes, the
     /// history of their changes, at the store's generation.
     /// - Complexity: O(entities + history)

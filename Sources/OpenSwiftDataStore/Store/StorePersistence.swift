@@ -21,6 +21,8 @@ public protocol StorePersistence: AnyObject, Sendable {
     func empty(to emptied: StoreVersion, from old: StoreVersion) throws(DocumentError)
     /// Deletes the files and their blobs; later appends throw `DocumentError.closed`.
     func erase() throws(DocumentError)
+    /// Counts compactions, and a recovery the open made, in `metrics` from now on.
+    func attach(_ metrics: StoreMetrics)
 }
 
 extension Document: StorePersistence {
