@@ -11,7 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-swift package dump-symbol-graph --skip-synthesized-members >/dev/null
+# (In the build folder the tests used, planned for the core: Scripts/swift-shared.sh.)
+bash Scripts/swift-shared.sh . package dump-symbol-graph --skip-synthesized-members >/dev/null
 graphs=$(swift build --show-bin-path)/../symbolgraph
 [ -d "$graphs" ] || graphs=".build/$(uname -m)-unknown-linux-gnu/symbolgraph"
 only=".build/docs-symbolgraph"

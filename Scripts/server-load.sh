@@ -16,7 +16,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 # In the core's build folder, as CI's other steps, so the shared modules compile once.
-swift build --package-path Examples/TripsServer --scratch-path .build -c "$CONFIG" --product TripsServer
+bash Scripts/swift-shared.sh Examples/TripsServer build -c "$CONFIG" --product TripsServer
 BIN=".build/$CONFIG/TripsServer"
 WORK=$(mktemp -d /tmp/trips-load-XXXXXX)
 PG_DIR=""

@@ -2,9 +2,9 @@
 # The project's tests, as the README gives them: installs what is missing
 # (Scripts/setup.sh), then runs the core package's tests and then PostgresStore's
 # (Packages/Postgres: the conformance suite over the embedded store and PostgreSQL,
-# the model-based graph test over PostgreSQL). The second run uses the core's build
-# folder (--scratch-path .build), so the modules both packages share, swift-syntax
-# among them, are compiled once.
+# the model-based graph test over PostgreSQL). Both run in the core's build folder
+# (Scripts/swift-shared.sh), so the modules both packages share, swift-syntax among
+# them, are compiled once.
 #
 #   Scripts/test.sh                    everything
 #   Scripts/test.sh --filter REGEX     only the matching tests, in both packages
@@ -14,6 +14,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash Scripts/setup.sh
 echo "=== test.sh: the core package"
-swift test "$@"
+bash Scripts/swift-shared.sh . test "$@"
 echo "=== test.sh: PostgresStore (Packages/Postgres)"
-swift test --package-path Packages/Postgres --scratch-path .build "$@"
+bash Scripts/swift-shared.sh Packages/Postgres test "$@"

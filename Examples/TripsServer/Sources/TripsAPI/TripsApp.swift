@@ -1,7 +1,9 @@
 import Foundation
 import Hummingbird
 import Logging
+import Metrics
 import OpenSwiftDataPostgres
+import Prometheus
 import ServiceLifecycle
 import SwiftData
 
@@ -32,21 +34,45 @@ public enum TripsApp {
         isPostgres(store) ? PostgresStoreConfiguration.redacted(store) : URL(fileURLWithPath: store).path
     }
 
-    /// The routes over `container`, with request logging at debug level.
-    public static func router(over container: ModelContainer) -> Router<BasicRequestContext> {
+    /// The routes over `container`, with request logging at debug level. With
+    /// `metrics` (the registry the app bootstrapped swift-metrics with, before opening
+    /// `container`), requests are counted and timed too, and `GET /metrics` answers
+    /// the registry in Prometheus's text format: the store's saves, fetches,
+    /// compactions and recoveries (`StoreMetrics`) and the HTTP requests.
+    public static func router(
+        over container: ModelContainer, metrics: PrometheusCollectorRegistry? = nil
+    ) -> Router<BasicRequestContext> {
         let router = Router()
         router.middlewares.add(LogRequestsMiddleware(.debug))
+        if let metrics {
+            router.middlewares.add(MetricsMiddleware())
+            router.get("metrics") { _, _ -> Response in
+                Response(
+                    status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: metrics.emitToBuffer())))
+            }
+        }
         TripRoutes(container: container).add(to: router)
         return router
+    }
+
+    /// A registry for `router(over:metrics:)`, made the process's swift-metrics
+    /// backend. Call it once, before opening the store: a container reports to the
+    /// backend that was bootstrapped when it opened.
+    public static func bootstrapMetrics() -> PrometheusCollectorRegistry {
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        return registry
     }
 
     /// The application: the routes on `host:port`, and a service that compacts the
     /// document when the server stops gracefully.
     public static func application(
-        over container: ModelContainer, host: String = "127.0.0.1", port: Int = 8080, logger: Logger
+        over container: ModelContainer, host: String = "127.0.0.1", port: Int = 8080, logger: Logger,
+        metrics: PrometheusCollectorRegistry? = nil
     ) -> some ApplicationProtocol {
         Application(
-            router: router(over: container),
+            router: router(over: container, metrics: metrics),
             configuration: .init(address: .hostname(host, port: port), serverName: "TripsServer"),
             services: [StoreShutdown(container: container, logger: logger)],
             logger: logger)

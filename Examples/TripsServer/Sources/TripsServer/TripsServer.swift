@@ -40,6 +40,8 @@ struct TripsServer: AsyncParsableCommand {
         logger.logLevel = Self.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
         // What the logs may say about the store: never a password.
         let shown = TripsApp.redacted(store)
+        // Before the store opens: its container reports to the backend bootstrapped then.
+        let metrics = TripsApp.bootstrapMetrics()
         let container: ModelContainer
         do {
             container = try TripsApp.openStore(store)
@@ -49,6 +51,6 @@ struct TripsServer: AsyncParsableCommand {
             throw ExitCode.failure
         }
         logger.info(TripsApp.isPostgres(store) ? "trips in PostgreSQL" : "trips in a document", metadata: ["store": "\(shown)"])
-        try await TripsApp.application(over: container, host: host, port: port, logger: logger).runService()
+        try await TripsApp.application(over: container, host: host, port: port, logger: logger, metrics: metrics).runService()
     }
 }
