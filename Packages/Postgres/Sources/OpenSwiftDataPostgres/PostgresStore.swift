@@ -126,7 +126,7 @@ public final class PostgresStore: DataStore {
         case let error as PSQLError:
             if error.code == .sslUnsupported { return "the server does not offer TLS (PostgreSQL's ssl = off)" }
             if error.code == .failedToAddSSLHandler { return "TLS could not start: \(error.underlying.map { String(describing: $0) } ?? "")" }
-            return error.underlying.flatMap(tlsFailure(in:))
+            return error.underlying.flatMap(Self.tlsFailure(in:))
         case is NIOSSLError, is NIOSSLExtraError, is BoringSSLError:
             return "the TLS handshake failed: \(error)"
         default:

@@ -86,24 +86,24 @@ public struct PostgresStoreConfiguration: DataStoreConfiguration, Sendable {
     /// mode that verifies is refused rather than ignored: its writer meant the server
     /// to be checked, and libpq's default (`prefer`) would not check it.
     private static func tlsMode(from items: [URLQueryItem], url: String) throws -> TLSMode {
-        func invalid(_ reason: String) -> PostgresStoreError { .invalidURL("\(redacted(url)) (\(reason))") }
+        func invalid(_ reason: String) -> PostgresStoreError { .invalidURL("\(Self.redacted(url)) (\(reason))") }
         let mode = items.last { $0.name == "sslmode" }.map { $0.value ?? "" }
         let root = items.last { $0.name == "sslrootcert" }.map { $0.value ?? "" }
         let caPath: String? = switch root {
-        case nil, "system": nil
+        case nil, "system"?: nil
         case let path?: path
         }
         if root == "" { throw invalid("sslrootcert needs a file's path, or system") }
         switch mode {
-        case nil, "disable", "prefer", "require":
+        case nil, "disable"?, "prefer"?, "require"?:
             if root != nil { throw invalid("sslrootcert needs sslmode=verify-ca or verify-full") }
             return switch mode {
-            case "prefer": .prefer
-            case "require": .require
+            case "prefer"?: .prefer
+            case "require"?: .require
             default: .disable
             }
-        case "verify-ca": return .verifyCA(caCertificatePath: caPath)
-        case "verify-full": return .verifyFull(caCertificatePath: caPath)
+        case "verify-ca"?: return .verifyCA(caCertificatePath: caPath)
+        case "verify-full"?: return .verifyFull(caCertificatePath: caPath)
         case let other?:
             throw invalid("sslmode \(other.isEmpty ? "is empty" : "'\(other)' is not supported"): use disable, prefer, require, verify-ca or verify-full")
         }

@@ -31,7 +31,8 @@ enum PostgresServer {
 
     /// One value of `sql`'s result, run by psql on the server's first database.
     static func query(_ sql: String) throws -> String {
-        let (status, output) = shell([psql, try shared.get().url, "-v", "ON_ERROR_STOP=1", "-At", "-c", sql])
+        let base = try shared.get().url
+        let (status, output) = shell([psql, base, "-v", "ON_ERROR_STOP=1", "-At", "-c", sql])
         guard status == 0 else { throw Failure(description: "\(sql) failed: \(output)") }
         return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
