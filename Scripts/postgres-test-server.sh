@@ -6,6 +6,10 @@
 # `stop FOLDER` stops it and deletes its folder. Exits 3 when no server binaries are
 # installed, 1 when one could not start (and leaves nothing behind). As root, the
 # server runs as the `postgres` user (initdb refuses root).
+# With `openssl` installed the server also accepts TLS (plain connections too), with a
+# certificate for 127.0.0.1 and localhost that a CA made for this server signed: the
+# CA's certificate is FOLDER/tls/ca.crt (absent without openssl, and the server has
+# no TLS; a warning on standard error says so).
 set -euo pipefail
 # Close every descriptor but the standard three: the server outlives this script, and
 # a descriptor it inherited from the caller (Foundation's Process watches one) would
@@ -21,6 +25,27 @@ if [ -z "$BIN" ] || [ ! -x "$BIN/initdb" ] || [ ! -x "$BIN/pg_ctl" ]; then
 fi
 RUN=()
 if [ "$(id -u)" -eq 0 ]; then RUN=(runuser -u postgres --); fi
+
+# A CA and a server certificate it signs (P-256 keys, valid 30 days) in folder $1: ca.crt,
+# server.crt and server.key, the key readable only by the server's user, as PostgreSQL
+# demands. The CA's key is deleted once it has signed: nothing else is ever signed by it.
+make_certificates() {
+    command -v openssl >/dev/null || { echo "openssl is not installed (apt-get install openssl)"; return 1; }
+    local tls=$1
+    mkdir -p "$tls" && chmod 755 "$tls"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 30 \
+        -subj "/CN=OpenSwiftData test CA" -addext "basicConstraints=critical,CA:TRUE" \
+        -addext "keyUsage=critical,keyCertSign,cRLSign" -keyout "$tls/ca.key" -out "$tls/ca.crt" || return 1
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=127.0.0.1" \
+        -keyout "$tls/server.key" -out "$tls/server.csr" || return 1
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >"$tls/server.ext"
+    openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.crt" -CAkey "$tls/ca.key" -CAcreateserial -days 30 \
+        -extfile "$tls/server.ext" -out "$tls/server.crt" || return 1
+    rm -f "$tls/ca.key" "$tls/ca.srl" "$tls/server.csr" "$tls/server.ext"
+    chmod 600 "$tls/server.key"
+    chmod 644 "$tls/ca.crt" "$tls/server.crt"
+    if [ "$(id -u)" -eq 0 ]; then chown postgres "$tls/server.key"; fi
+}
 case "${1:-}" in
 start)
     WATCH=""
@@ -36,10 +61,17 @@ start)
     }
     "${RUN[@]}" "$BIN/initdb" -D "$DIR/data" -A trust -U osd --no-sync >"$DIR/initdb.log" 2>&1 \
         || fail "initdb failed: $(tail -3 "$DIR/initdb.log")"
+    TLS_OPTIONS=""
+    if make_certificates "$DIR/tls" 2>"$DIR/tls.log"; then
+        TLS_OPTIONS="-c ssl=on -c ssl_cert_file=$DIR/tls/server.crt -c ssl_key_file=$DIR/tls/server.key"
+    else
+        echo "warning: the server has no TLS: $(tail -3 "$DIR/tls.log")" >&2
+        rm -rf "$DIR/tls"
+    fi
     for attempt in 1 2 3 4 5; do
         PORT=$((20000 + RANDOM % 30000))
         if "${RUN[@]}" "$BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 30 \
-            -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null 2>&1; then
+            -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c fsync=off $TLS_OPTIONS" start >/dev/null 2>&1; then
             if [ -n "$WATCH" ]; then
                 # Detached, holding none of the caller's descriptors.
                 (

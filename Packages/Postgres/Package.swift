@@ -19,6 +19,8 @@ let package = Package(
         .package(name: "OpenSwiftData", path: "../.."),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
+        // TLS (PostgresStoreConfiguration.tls); postgres-nio depends on it already.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
         // (1.16: `LogHandler.log(event:)`, which the tests' handler implements.)
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
     ],
@@ -31,6 +33,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

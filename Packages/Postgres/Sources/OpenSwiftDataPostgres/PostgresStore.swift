@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import NIOSSL
 @_spi(DataStores) import OpenSwiftData
 import OpenSwiftDataStore
 import PostgresNIO
@@ -67,17 +68,19 @@ public final class PostgresStore: DataStore {
         try Self.checkIdentifiers(of: schema)
         self.configuration = configuration
         self.schema = schema
+        // The server it tried, so messages say which (never the password).
+        let server = "\(configuration.username)@\(configuration.host):\(configuration.port)/\(configuration.database)"
         let settings = PostgresConnection.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
-            password: configuration.password, database: configuration.database, tls: .disable)
+            password: configuration.password, database: configuration.database,
+            tls: try Self.tls(for: configuration.tls, server: server))
         do {
             connection = try PostgresConnection.connect(
                 on: MultiThreadedEventLoopGroup.singleton.any(), configuration: settings, id: 1, logger: configuration.logger
             ).wait()
         } catch {
-            // The server it tried, so the message says which (never the password).
-            throw PostgresStoreError.connection(
-                "\(configuration.username)@\(configuration.host):\(configuration.port)/\(configuration.database): \(error)")
+            if let failure = Self.tlsFailure(in: error) { throw PostgresStoreError.tls("\(server): \(failure)") }
+            throw PostgresStoreError.connection("\(server): \(error)")
         }
         let storeID = try Self.storeIdentifier(on: connection, logger: configuration.logger)
         identifier = storeID.uuidString
@@ -87,6 +90,48 @@ public final class PostgresStore: DataStore {
 
     deinit {
         try? connection.close().wait()
+    }
+
+    /// postgres-nio's TLS setting for a mode. The CA file is read here, so a missing or
+    /// unreadable one is a TLS error before any connection.
+    private static func tls(for mode: PostgresStoreConfiguration.TLSMode, server: String) throws -> PostgresConnection.Configuration.TLS {
+        var settings = TLSConfiguration.makeClientConfiguration()
+        let caPath: String?
+        switch mode {
+        case .disable:
+            return .disable
+        case .prefer, .require:
+            settings.certificateVerification = .none
+            caPath = nil
+        case let .verifyCA(path):
+            settings.certificateVerification = .noHostnameVerification
+            caPath = path
+        case let .verifyFull(path):
+            settings.certificateVerification = .fullVerification
+            caPath = path
+        }
+        do {
+            if let caPath { settings.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caPath)) }
+            let context = try NIOSSLContext(configuration: settings)
+            return mode == .prefer ? .prefer(context) : .require(context)
+        } catch {
+            throw PostgresStoreError.tls("\(server): cannot use CA certificates \(caPath ?? "of the system"): \(error)")
+        }
+    }
+
+    /// What went wrong with TLS, if that is what failed: postgres-nio wraps NIOSSL's
+    /// errors (a certificate that did not verify) and says when the server offers no TLS.
+    private static func tlsFailure(in error: any Error) -> String? {
+        switch error {
+        case let error as PSQLError:
+            if error.code == .sslUnsupported { return "the server does not offer TLS (PostgreSQL's ssl = off)" }
+            if error.code == .failedToAddSSLHandler { return "TLS could not start: \(error.underlying.map { String(describing: $0) } ?? "")" }
+            return error.underlying.flatMap(Self.tlsFailure(in:))
+        case is NIOSSLError, is NIOSSLExtraError, is BoringSSLError:
+            return "the TLS handshake failed: \(error)"
+        default:
+            return nil
+        }
     }
 
     /// Entities (tables), attributes and relationships (columns) are named as the

@@ -8,10 +8,11 @@ import OpenSwiftData
 /// let container = try ModelContainer(
 ///     for: Trip.self, configurations: try PostgresStoreConfiguration(url: "postgres://app@db:5432/trips"))
 /// ```
-/// Connections are plain TCP without TLS (a database on a private network or
-/// loopback); authentication is by password or trust. `logger` receives the store's
-/// and postgres-nio's log records (queries at debug and trace level); it is not part
-/// of the configuration's identity.
+/// Connections are plain TCP unless `tls` says otherwise (a database across a network
+/// someone else can read wants `.verifyFull`); authentication is by password or trust.
+/// `logger` receives the store's and postgres-nio's log records (queries at debug and
+/// trace level). Neither `tls` nor `logger`, nor the password, is part of the
+/// configuration's identity: they say how to reach the database, not which it is.
 public struct PostgresStoreConfiguration: DataStoreConfiguration, Sendable {
     public typealias Store = PostgresStore
 
@@ -22,13 +23,34 @@ public struct PostgresStoreConfiguration: DataStoreConfiguration, Sendable {
     public var username: String
     public var password: String?
     public var database: String
+    /// Whether the connection is encrypted and what it checks of the server's certificate.
+    public var tls: TLSMode
     /// Where the store logs: an app passes its own, with its level and handler.
     public var logger: Logger
 
+    /// How a connection uses TLS: libpq's `sslmode` values, but for `allow`.
+    public enum TLSMode: Hashable, Sendable {
+        /// Plain TCP: for loopback or a private network.
+        case disable
+        /// TLS when the server offers it, plain TCP when it does not; nothing verified.
+        case prefer
+        /// TLS or no connection, without verifying the certificate: encrypted, but not
+        /// proof against someone in the middle.
+        case require
+        /// TLS with the server's certificate chain verified against the CA certificates
+        /// (PEM) at `caCertificatePath`, or the system's when `nil`; any host name.
+        case verifyCA(caCertificatePath: String? = nil)
+        /// As `verifyCA`, and the certificate must name the host connected to (a DNS
+        /// name, or an IP address in its subject alternative names).
+        case verifyFull(caCertificatePath: String? = nil)
+    }
+
     public init(
         name: String = "default", schema: Schema? = nil, host: String = "127.0.0.1", port: Int = 5432, username: String,
-        password: String? = nil, database: String, logger: Logger = Logger(label: "OpenSwiftData.PostgresStore")
+        password: String? = nil, database: String, tls: TLSMode = .disable,
+        logger: Logger = Logger(label: "OpenSwiftData.PostgresStore")
     ) {
+        self.tls = tls
         self.logger = logger
         self.name = name
         self.schema = schema
@@ -39,9 +61,13 @@ public struct PostgresStoreConfiguration: DataStoreConfiguration, Sendable {
         self.database = database
     }
 
-    /// A configuration from a URL: `postgres://user[:password]@host[:port]/database`.
+    /// A configuration from a URL: `postgres://user[:password]@host[:port]/database`,
+    /// with libpq's TLS parameters if wanted: `?sslmode=disable|prefer|require|verify-ca|verify-full`
+    /// and `sslrootcert=/path/to/ca.crt` (or `system`, the system's CAs, as when it is
+    /// left out). Without `sslmode` the connection is plain, as before these parameters;
+    /// other parameters are ignored.
     /// - Throws: `PostgresStoreError.invalidURL` for anything else, naming the URL with
-    ///   its password as `***` (errors end up in logs).
+    ///   its password as `***` (errors end up in logs) and what is wrong with a parameter.
     public init(
         name: String = "default", schema: Schema? = nil, url: String,
         logger: Logger = Logger(label: "OpenSwiftData.PostgresStore")
@@ -50,9 +76,37 @@ public struct PostgresStoreConfiguration: DataStoreConfiguration, Sendable {
               let host = components.host, !host.isEmpty, let user = components.user, !user.isEmpty
         else { throw PostgresStoreError.invalidURL(Self.redacted(url)) }
         let database = String(components.path.drop { $0 == "/" })
+        let tls = try Self.tlsMode(from: components.queryItems ?? [], url: url)
         self.init(
             name: name, schema: schema, host: host, port: components.port ?? 5432, username: user,
-            password: components.password, database: database.isEmpty ? user : database, logger: logger)
+            password: components.password, database: database.isEmpty ? user : database, tls: tls, logger: logger)
+    }
+
+    /// The mode a URL's `sslmode` and `sslrootcert` ask for. A root certificate with no
+    /// mode that verifies is refused rather than ignored: its writer meant the server
+    /// to be checked, and libpq's default (`prefer`) would not check it.
+    private static func tlsMode(from items: [URLQueryItem], url: String) throws -> TLSMode {
+        func invalid(_ reason: String) -> PostgresStoreError { .invalidURL("\(Self.redacted(url)) (\(reason))") }
+        let mode = items.last { $0.name == "sslmode" }.map { $0.value ?? "" }
+        let root = items.last { $0.name == "sslrootcert" }.map { $0.value ?? "" }
+        let caPath: String? = switch root {
+        case nil, "system"?: nil
+        case let path?: path
+        }
+        if root == "" { throw invalid("sslrootcert needs a file's path, or system") }
+        switch mode {
+        case nil, "disable"?, "prefer"?, "require"?:
+            if root != nil { throw invalid("sslrootcert needs sslmode=verify-ca or verify-full") }
+            return switch mode {
+            case "prefer"?: .prefer
+            case "require"?: .require
+            default: .disable
+            }
+        case "verify-ca"?: return .verifyCA(caCertificatePath: caPath)
+        case "verify-full"?: return .verifyFull(caCertificatePath: caPath)
+        case let other?:
+            throw invalid("sslmode \(other.isEmpty ? "is empty" : "'\(other)' is not supported"): use disable, prefer, require, verify-ca or verify-full")
+        }
     }
 
     /// `url` with its password, if it has one, as `***`: what logs and error messages
@@ -91,12 +145,16 @@ public struct PostgresStoreConfiguration: DataStoreConfiguration, Sendable {
 
 /// What `PostgresStore` reports beyond SwiftData's errors.
 public enum PostgresStoreError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The configuration's URL is not `postgres://user@host:port/database`.
+    /// The configuration's URL is not `postgres://user@host:port/database`, or one of
+    /// its parameters is wrong (the text ends with what is wrong, in parentheses).
     case invalidURL(String)
     /// The configuration has no schema (a container gives it one).
     case missingSchema
     /// The server could not be reached or refused the connection.
     case connection(String)
+    /// The connection's TLS failed: the server offers none, its certificate did not
+    /// verify, or the CA certificates could not be loaded. (Not retried without TLS.)
+    case tls(String)
     /// The server refused a statement.
     case server(String)
     /// A value PostgreSQL's columns cannot take as stored here (`Decimal.nan`, a
@@ -111,6 +169,7 @@ public enum PostgresStoreError: Error, Hashable, Sendable, CustomStringConvertib
         case let .invalidURL(url): "not a PostgreSQL URL: \(url)"
         case .missingSchema: "the configuration has no schema"
         case let .connection(message): "cannot connect: \(message)"
+        case let .tls(message): "cannot connect over TLS: \(message)"
         case let .server(message): "the server refused: \(message)"
         case let .unsupportedValue(value): "PostgreSQL cannot store \(value) here"
         case let .identifierTooLong(name): "\(name) is longer than the 63 bytes PostgreSQL keeps of a name: shorten it (or use originalName to rename it)"

@@ -20,6 +20,23 @@ enum PostgresServer {
 
     static var url: String? { try? shared.get().url }
 
+    /// The CA certificate that signed the server's (the script's FOLDER/tls/ca.crt, or
+    /// `OSD_POSTGRES_CA` beside `OSD_POSTGRES_URL`): nil when the server has no TLS.
+    static var caCertificate: String? {
+        if let ca = ProcessInfo.processInfo.environment["OSD_POSTGRES_CA"], !ca.isEmpty { return ca }
+        guard let folder = try? shared.get().folder else { return nil }
+        let path = folder + "/tls/ca.crt"
+        return FileManager.default.fileExists(atPath: path) ? path : nil
+    }
+
+    /// One value of `sql`'s result, run by psql on the server's first database.
+    static func query(_ sql: String) throws -> String {
+        let base = try shared.get().url
+        let (status, output) = shell([psql, base, "-v", "ON_ERROR_STOP=1", "-At", "-c", sql])
+        guard status == 0 else { throw Failure(description: "\(sql) failed: \(output)") }
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// The repository's script (this package sits at Packages/Postgres in it).
     private static let script = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -43,14 +60,17 @@ enum PostgresServer {
     static func makeDatabase() throws -> String {
         let base = try shared.get().url
         let name = "osd_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        // The newest installed version's client (versions compare as numbers: 9.6 < 16).
-        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
-        let newest = versions.max { ($0.split(separator: ".").compactMap { Int($0) }).lexicographicallyPrecedes($1.split(separator: ".").compactMap { Int($0) }) }
-        let psql = newest.map { "/usr/lib/postgresql/\($0)/bin/psql" } ?? "psql"
         let (status, output) = shell([psql, base, "-v", "ON_ERROR_STOP=1", "-q", "-c", "CREATE DATABASE \(name)"])
         guard status == 0 else { throw Failure(description: "CREATE DATABASE failed: \(output)") }
         guard let slash = base.lastIndex(of: "/") else { throw Failure(description: "unexpected URL \(base)") }
         return base[..<slash] + "/" + name
+    }
+
+    /// The newest installed version's client (versions compare as numbers: 9.6 < 16).
+    private static var psql: String {
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        let newest = versions.max { ($0.split(separator: ".").compactMap { Int($0) }).lexicographicallyPrecedes($1.split(separator: ".").compactMap { Int($0) }) }
+        return newest.map { "/usr/lib/postgresql/\($0)/bin/psql" } ?? "psql"
     }
 
     static func shell(_ arguments: [String]) -> (Int32, String) {
