@@ -8,8 +8,8 @@ import Testing
 ///
 /// - In a fenced block, a line `osd …` is a command to run; a line `$ osd …` is a
 ///   command followed by what it prints (the lines up to the next `$ ` or the end of
-///   the block). Synopsis lines (with `<placeholders>`) and lines that write into the
-///   reader's home folder (`> ~/…`) are skipped.
+///   the block). Synopsis lines (with `<placeholders>`) are skipped; a line that
+///   writes into the reader's home folder (`> ~/…`) runs without that redirection.
 /// - The page defines `doc=/tmp/OpenSwiftData-Trips/Trips.store` once. Here `Trips`
 ///   runs with `TMPDIR` set to a fresh folder, so it writes the same document under
 ///   that folder instead of `/tmp` (the shared path stays untouched); `$doc`, and the
@@ -140,10 +140,12 @@ import Testing
             ```
             """
         let examples = CLIExamples.parse(page)
-        #expect(examples.map(\.command) == [#"osd verify "$doc"    # a comment"#, #"osd info "$doc""#, "osd info nothing"])
-        #expect(examples.map(\.sample) == [nil, ["line 1", "line 2"], ["osd: nothing does not exist"]])
-        #expect(examples.map(\.expectsFailure) == [false, false, true])
-        #expect(examples.map(\.line) == [9, 14, 18])
+        #expect(examples.map(\.command) == [
+            #"osd verify "$doc"    # a comment"#, "osd --generate-completion-script bash", #"osd info "$doc""#, "osd info nothing",
+        ])
+        #expect(examples.map(\.sample) == [nil, nil, ["line 1", "line 2"], ["osd: nothing does not exist"]])
+        #expect(examples.map(\.expectsFailure) == [false, false, false, true])
+        #expect(examples.map(\.line) == [9, 10, 14, 18])
     }
 }
 
@@ -192,13 +194,13 @@ enum CLIExamples {
             let text = code.text
             if text.hasPrefix("$ ") {
                 open = nil
-                guard text.hasPrefix("$ osd "), !skipped(text) else { continue }
-                examples.append(Example(line: code.line, command: String(text.dropFirst(2)), sample: []))
+                guard text.hasPrefix("$ osd "), let command = runnable(String(text.dropFirst(2))) else { continue }
+                examples.append(Example(line: code.line, command: command, sample: []))
                 open = examples.count - 1
             } else if let index = open {
                 examples[index].sample?.append(text)
-            } else if text.hasPrefix("osd "), !skipped(text) {
-                examples.append(Example(line: code.line, command: text, sample: nil))
+            } else if text.hasPrefix("osd "), let command = runnable(text) {
+                examples.append(Example(line: code.line, command: command, sample: nil))
             }
         }
         for index in examples.indices {
@@ -209,10 +211,14 @@ enum CLIExamples {
         return examples
     }
 
-    /// Synopsis lines (`<document>`, `<file.json>`) and installs into the home folder.
-    private static func skipped(_ line: String) -> Bool {
-        if line.contains("> ~/") { return true }
-        return line.contains(#/<[A-Za-z][A-Za-z.-]*>/#)
+    /// The command to run for a line: none for a synopsis (`<document>`, `<file.json>`),
+    /// and an install into the reader's home folder (`> ~/…`) without its redirection.
+    private static func runnable(_ line: String) -> String? {
+        if line.contains(#/<[A-Za-z][A-Za-z.-]*>/#) { return nil }
+        if let redirection = line.range(of: " > ~/") {
+            return line[..<redirection.lowerBound].trimmingCharacters(in: .whitespaces)
+        }
+        return line
     }
 
     /// A command's output as lines, without the last line's newline and trailing spaces.
