@@ -107,9 +107,10 @@ let package = Package(
             dependencies: ["SwiftData", "OpenSwiftDataStore"],
             path: "Tests/GraphModelTesting"
         ),
+        // Trips: Docs/CLI.md's examples run against the document the README's example writes.
         .testTarget(
             name: "OpenSwiftDataToolTests",
-            dependencies: ["OpenSwiftDataTool", "osd"]
+            dependencies: ["OpenSwiftDataTool", "osd", "Trips"]
         ),
         .testTarget(
             name: "OpenSwiftDataMacrosTests",
