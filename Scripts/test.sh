@@ -17,3 +17,6 @@ echo "=== test.sh: the core package"
 bash Scripts/swift-shared.sh . test "$@"
 echo "=== test.sh: PostgresStore (Packages/Postgres)"
 bash Scripts/swift-shared.sh Packages/Postgres test "$@"
+# Leave the folder planned for the core again (nothing is compiled), so a plain
+# `swift test --filter …` in the core afterwards builds and runs the core's tests.
+bash Scripts/swift-shared.sh . build --build-tests >/dev/null
