@@ -57,16 +57,14 @@ public struct StoreMetrics: Sendable {
     /// Runs a save, counting it (or its failure) and timing it.
     public func save<T>(_ body: () throws -> T) rethrows -> T {
         let start = DispatchTime.now().uptimeNanoseconds
-        do {
-            let result = try body()
+        var succeeded = false
+        defer {
             saveDuration.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - start))
-            saves.increment()
-            return result
-        } catch {
-            saveDuration.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - start))
-            saveFailures.increment()
-            throw error
+            (succeeded ? saves : saveFailures).increment()
         }
+        let result = try body()
+        succeeded = true
+        return result
     }
 
     /// Runs a fetch, counting and timing it.
