@@ -25,7 +25,7 @@ extension Tool {
                 let blobsBefore = folder.names().count
                 let (opened, version) = try Progress.showing("opening for writing", unit: .bytes) {
                     (progress) throws(DocumentError) in
-                    try Document.open(path: document, schema: before.schema, progress: progress)
+                    try Document.open(path: document, schema: before.schema, exclusive: true, progress: progress)
                 }
                 defer { opened.close() }
                 // The document's own compaction, as a store's `compact()` runs it.

@@ -129,19 +129,22 @@ import Testing
         #expect(reopened.version.tables[0].nextRawID == next)
     }
 
-    @Test func aSecondWriterIsRefusedAndAReaderIsNot() throws {
+    @Test func aWriterAloneIsRefusedWhileAnotherSharesAndAReaderIsNot() throws {
         defer { folder.remove() }
         let path = folder.path("locked.store")
         let store = try openStore(path)
         try DocumentFixture.save(1, in: store)
         #expect(throws: DocumentError.locked(path: path)) {
-            _ = try Document.open(path: path, schema: DocumentFixture.schema)
+            _ = try Document.open(path: path, schema: DocumentFixture.schema, exclusive: true)
         }
+        let (sharing, _) = try Document.open(path: path, schema: DocumentFixture.schema)
+        #expect(sharing.isShared)
+        sharing.close()
         let (reader, version) = try Document.open(path: path, schema: DocumentFixture.schema, readOnly: true)
         #expect(version.tables[0].count == 2)
         #expect(throws: DocumentError.readOnly(path: path)) { try reader.compact(version) }
         store.document?.close()
-        _ = try Document.open(path: path, schema: DocumentFixture.schema)
+        _ = try Document.open(path: path, schema: DocumentFixture.schema, exclusive: true)
     }
 
     @Test func aCommitTheDocumentCannotRecordIsNotPublished() throws {

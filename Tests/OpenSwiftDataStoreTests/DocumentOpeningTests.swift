@@ -33,7 +33,10 @@ import Testing
             #expect(DocumentFixture.rows(of: opening.contents.version) == (try DocumentFixture.expectedRows(after: 3)))
             #expect(opening.contents.tornTail != nil)
             // While it is held, no other writer opens the document.
-            #expect(throws: DocumentError.locked(path: path)) { try DocumentFixture.openStore(path) }
+            // (A sharing writer would wait for it; one that wants the file alone is told at once.)
+            #expect(throws: DocumentError.locked(path: path)) {
+                _ = try Document.open(path: path, schema: DocumentFixture.schema, exclusive: true)
+            }
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
         // Released: a writer opens it, and only now is the torn tail cut.

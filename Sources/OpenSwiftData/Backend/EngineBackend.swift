@@ -64,6 +64,7 @@ final class EngineBackend: ModelBackend {
         // subclass in a model hierarchy, whose rows share their root's table).
         if descriptor.predicate == nil, !context.hasChanges,
            PredicateCompiler.typeFilter(for: T.self, in: context.container) == nil {
+            store.catchUp()
             let rows = store.current.tables[try context.container.entityIndex(of: T.self)].count
             return FetchQuery.window(of: rows, descriptor).count
         }
@@ -99,6 +100,7 @@ final class EngineBackend: ModelBackend {
         guard id.storeIdentifier == context.container.identifierScopes[entity].storeIdentifier, !id.isTemporary else {
             return nil
         }
+        store.catchUp()
         let version = store.current
         guard let row = version.row(RowID(id.id.key), of: entity) else { return nil }
         return context.materialize(context.container.layout(at: entity), entity: entity, id: RowID(id.id.key), row: row, in: version)

@@ -88,6 +88,8 @@ struct FetchQuery {
         self.filter = filter
         self.onModels = onModels
         self.worksOnModels = needsModels
+        // What other writers of a shared document saved, first (one `fstat` when nothing).
+        store.catchUp()
         let version = store.current
         self.version = version
         let shape = PlanShape(sortKeys: sortKeys, limited: (request.fetchLimit ?? 0) > 0)

@@ -31,6 +31,7 @@ extension ModelContext {
               plan.looksUpOneUniqueKey
         else { return nil }
         let entity = try container.entityIndex(of: request.model)
+        container.store.catchUp()
         let version = container.store.current
         let table = version.tables[entity]
         // Not exact (a value of another kind than the attribute's, a nil): rows are

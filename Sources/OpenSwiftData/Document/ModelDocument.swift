@@ -8,7 +8,9 @@ import OpenSwiftDataStore
 /// context is written to the file, a document keeps a working copy in memory:
 /// context saves change the copy, `save()` writes it to the file (a fresh
 /// snapshot, crash-safe), `revertToSaved()` throws the unsaved work away. The
-/// document holds the file's write lock from `init` until `close()`.
+/// document holds the file alone from `init` until `close()`: a save writes its
+/// working copy over the file, so no other writer may share it
+/// (`DocumentError.locked`, both ways).
 ///
 /// Not `Sendable`: use a document from one isolation domain, like its context.
 public final class ModelDocument {
@@ -38,7 +40,8 @@ public final class ModelDocument {
         self.url = url
         self.schema = schema
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let (document, version) = try Document.open(path: url.path, schema: schema.storeSchema, migrating: schema.migrationHints)
+        let (document, version) = try Document.open(
+            path: url.path, schema: schema.storeSchema, migrating: schema.migrationHints, exclusive: true)
         self.file = document
         self.savedGeneration = version.generation
         (self.container, self.mainContext) = try Self.workingCopy(schema: schema, version: version, of: document)
@@ -84,7 +87,8 @@ public final class ModelDocument {
         // The copy keeps the store identifier: the working copy's models go on.
         try Document.write(version, to: newURL.path, identifier: file?.storeIdentifier, schemaVersion: file?.schemaVersion)
         // (With the hints the first open had: the entities it carries open again.)
-        let (document, _) = try Document.open(path: newURL.path, schema: schema.storeSchema, migrating: schema.migrationHints)
+        let (document, _) = try Document.open(
+            path: newURL.path, schema: schema.storeSchema, migrating: schema.migrationHints, exclusive: true)
         file?.close()
         file = document
         url = newURL

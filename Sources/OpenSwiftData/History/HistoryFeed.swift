@@ -52,6 +52,7 @@ public struct HistoryTransactionFeed: AsyncSequence, Sendable {
             while pending.isEmpty {
                 // A custom store's history is its own (`HistoryProviding`), not fed here.
                 guard !Task.isCancelled, let store = container.engineStore else { return nil }
+                store.catchUp()
                 let version = store.current
                 let history = version.history
                 if checksExpiry, history.horizon > position {

@@ -14,6 +14,7 @@ extension ModelContainer {
     func history(
         matching descriptor: HistoryDescriptor<DefaultHistoryTransaction>, checkingExpiry: Bool = true, in log: HistoryLog? = nil
     ) throws -> [DefaultHistoryTransaction] {
+        if log == nil { store.catchUp() }
         let history = log ?? store.current.history
         let scope = HistoryPredicateScope(descriptor.predicate)
         // Transactions start at generation 1: a bound at or below it asks for all.
@@ -51,6 +52,7 @@ extension ModelContainer {
         var generations = Set<UInt64>()
         if scope.isExact, descriptor.fetchLimit == 0 {
             // No transaction need be made to decide: the scope is the predicate.
+            store.catchUp()
             scope.forEachCandidate(in: store.current.history) { stored in
                 generations.insert(stored.generation)
                 return true

@@ -3,10 +3,13 @@ import Foundation
 /// A document file open for reading or writing: the snapshot plus the journal
 /// of saves, and the blob folder beside it.
 ///
-/// A writable document holds the file's advisory lock until it is closed, so a
-/// second writer (process or container) gets `DocumentError.locked`. Every
-/// method is serialized by the document's own lock; the store calls `append`
-/// from its commit path.
+/// Writers share a document (`Document+Sharing.swift`): each holds the file's
+/// advisory lock only for a turn (a save, the last step of a compaction) and reads
+/// what the others appended before it writes; a read-only document follows them
+/// too. The documents of a group (`DocumentGroup`) are locked for their life
+/// instead, so a second writer of one gets `DocumentError.locked`. Every method is
+/// serialized by the document's own lock; the store calls `append` from its
+/// commit path, inside a turn.
 public final class Document: @unchecked Sendable {
     public let path: String
     public let isReadOnly: Bool
@@ -40,23 +43,41 @@ public final class Document: @unchecked Sendable {
     private var _compactionPolicy = CompactionPolicy()
     /// The generation of the last frame or snapshot written: the next append must
     /// be one more, so a store out of step with its file is an error, not damage.
-    private var generation: UInt64
+    var generation: UInt64
     /// A compaction renamed its file over the document but could not sync the
     /// folder: the next append syncs it before it acknowledges.
     private var directoryNeedsSync = false
     /// A failed append could not be cut back off the file: appending again could
     /// leave its remains after a shorter frame, so saves stop until a reopen.
-    private var broken: DocumentError?
+    var broken: DocumentError?
     /// The file length when a compaction last failed: saves retry only once the
     /// journal has grown by half again, not on every save.
-    private var compactionFailedAt: Int?
+    var compactionFailedAt: Int?
     /// Where the last append began and the generation before it (`retractAppend`).
-    private var lastAppend: (start: Int, generation: UInt64)?
+    var lastAppend: (start: Int, generation: UInt64)?
     /// The compaction running beside the saves (`compactInBackground`), if any.
-    private var running: BackgroundCompaction?
+    var running: BackgroundCompaction?
     /// Entered while a background compaction runs: what `close`, `erase` and a
     /// compaction on demand wait for.
-    private let compactions = DispatchGroup()
+    let compactions = DispatchGroup()
+    /// Whether writers share the file (`Document+Sharing.swift`): the lock is taken
+    /// for a turn (a save, a compaction's last step), not for the document's life.
+    /// Every writable single document shares; the documents of a group do not.
+    public internal(set) var isShared = false
+    /// The schema and format other writers' frames are read with while this document
+    /// follows them; nil when it does not (a group's document, or a read-only one
+    /// whose file orders its entities otherwise).
+    var following: (schema: StoreSchema, formatMajor: Int)?
+    /// What other writers recorded that the store has not taken yet.
+    var pending: OtherSaves?
+    /// Why following stopped (the file was deleted, or replaced by another
+    /// document): fetches keep the last state, saves throw it.
+    var followFailure: DocumentError?
+    /// Serializes this process's turns (saves, a compaction's last step), which share
+    /// one open file description and so one `flock`. Taken before `lock`.
+    let turnLock = NSLock()
+    /// Whether this process holds its turn (`beginTurn` to `endTurn`).
+    var turnHeld = false
     /// Whether appends may skip generations: set for the documents of a group,
     /// whose frames then name their predecessor (`CommitRecord.previous`).
     public internal(set) var generationsMaySkip = false
@@ -67,18 +88,18 @@ public final class Document: @unchecked Sendable {
     }
 
     private var _durability: Durability
-    private var file: DocumentFile?
+    var file: DocumentFile?
     /// Where intact content ends: the next frame goes here.
-    private var length: Int
-    private var _snapshotLength: Int
-    private var _journalFrames: Int
+    var length: Int
+    var _snapshotLength: Int
+    var _journalFrames: Int
     let blobs: BlobStore
     /// The blobs the file (snapshot and journal) refers to: compaction may delete any
     /// other blob before it writes, which frees the space a full disk needs.
-    private var fileBlobs: Set<String>
-    private let lock = NSLock()
+    var fileBlobs: Set<String>
+    let lock = NSLock()
     /// Where compactions are counted, once the container attached them (`attach`).
-    private var metrics: StoreMetrics?
+    var metrics: StoreMetrics?
     /// Whether the open dropped a torn last save: a recovery, counted at `attach`.
     private var recoveredTornTail = false
 
@@ -120,16 +141,19 @@ public final class Document: @unchecked Sendable {
     /// `generationsMaySkip` opens it as one of a group's documents
     /// (`generationsMaySkip`): an older one is rewritten as format 4.1 first.
     /// `keptElsewhere` names the entities other documents of the group keep, with
-    /// where: a file that stores one of them is refused, untouched. `progress` hears
-    /// the bytes read.
+    /// where: a file that stores one of them is refused, untouched. A writable
+    /// document is shared with other writers (`isShared`) unless it is a group's or
+    /// `exclusive` (a `ModelDocument`, which rewrites the file from its working
+    /// copy): then any other writer gets `.locked`, and it gets `.locked` while
+    /// another writer has the file. `progress` hears the bytes read.
     public static func open(
         path: String, schema: StoreSchema, readOnly: Bool = false, durability: Durability = .full,
         migrating hints: MigrationHints? = nil, generationsMaySkip: Bool = false, keptElsewhere: [String: String] = [:],
-        progress: DocumentProgress = { _, _ in }
+        exclusive: Bool = false, progress: DocumentProgress = { _, _ in }
     ) throws(DocumentError) -> (Document, StoreVersion) {
         try Opening.read(
             path: path, schema: schema, readOnly: readOnly, durability: durability, migrating: hints,
-            generationsMaySkip: generationsMaySkip, keptElsewhere: keptElsewhere, progress: progress
+            generationsMaySkip: generationsMaySkip, keptElsewhere: keptElsewhere, exclusive: exclusive, progress: progress
         ).finish()
     }
 
@@ -154,15 +178,18 @@ public final class Document: @unchecked Sendable {
         let readOnly: Bool
         let durability: Durability
         let generationsMaySkip: Bool
-        /// The open, locked file (nil when read-only).
+        /// Whether the writer shares the document (`Document.isShared`).
+        let sharing: Bool
+        /// The open file: locked when writable.
         let file: DocumentFile?
         /// The file's length when read: bytes past `contents.validLength` are a torn tail.
         let tail: [UInt8]
 
         private init(
             contents: DocumentReader.Contents, path: String, readOnly: Bool, durability: Durability,
-            generationsMaySkip: Bool, file: DocumentFile?, tail: [UInt8]
+            generationsMaySkip: Bool, sharing: Bool, file: DocumentFile?, tail: [UInt8]
         ) {
+            self.sharing = sharing
             self.contents = contents
             self.path = path
             self.readOnly = readOnly
@@ -184,7 +211,7 @@ public final class Document: @unchecked Sendable {
         public static func read(
             path: String, schema: StoreSchema, readOnly: Bool = false, durability: Durability = .full,
             migrating hints: MigrationHints? = nil, asStored: Bool = false, creatingAt stamp: SchemaVersionStamp? = nil,
-            generationsMaySkip: Bool = false, keptElsewhere: [String: String] = [:],
+            generationsMaySkip: Bool = false, keptElsewhere: [String: String] = [:], exclusive: Bool = false,
             progress: DocumentProgress = { _, _ in }
         ) throws(DocumentError) -> Opening {
             func refuseEntitiesKeptElsewhere(_ contents: DocumentReader.Contents) throws(DocumentError) {
@@ -197,18 +224,32 @@ public final class Document: @unchecked Sendable {
             let expected = asStored ? nil : schema
             let hints = asStored ? nil : hints
             if readOnly {
-                let contents = try DocumentReader.read(path: path, expected: expected, migrating: hints, progress: progress)
+                // The descriptor stays open: a reader follows later saves through it.
+                let file = try DocumentFile.open(path, writable: false)
+                let contents = try DocumentReader.read(
+                    bytes: try file.readAll(), path: path, expected: expected, blobs: .load, migrating: hints, progress: progress)
                 try refuseEntitiesKeptElsewhere(contents)
                 return Opening(
                     contents: contents, path: path, readOnly: true, durability: durability,
-                    generationsMaySkip: generationsMaySkip, file: nil, tail: [])
+                    generationsMaySkip: generationsMaySkip, sharing: false, file: file, tail: [])
             }
+            let sharing = !generationsMaySkip && !exclusive
             for _ in 0..<8 {
                 let file: DocumentFile
                 do {
-                    file = try DocumentFile.openLocked(path)
+                    file = try DocumentFile.open(path, writable: true)
                 } catch .notFound {
                     try create(path: path, schema: schema, schemaVersion: stamp, formatMinor: generationsMaySkip ? 1 : 0)
+                    continue
+                }
+                // The claim answers at once when a writer that holds the document alone
+                // (or, for one that wants it alone, any writer) has it; the lock then
+                // waits for a sharing writer's turn.
+                try file.claim(sharing ? .shared : .exclusive)
+                try file.lockExclusively(patience: sharing ? DocumentFile.turnPatience : DocumentFile.lockPatience)
+                // A compaction elsewhere may have renamed a new file over the path meanwhile.
+                guard file.isStillAtPath else {
+                    file.close()
                     continue
                 }
                 let bytes = try file.readAll()
@@ -220,7 +261,7 @@ public final class Document: @unchecked Sendable {
                 try refuseEntitiesKeptElsewhere(contents)
                 return Opening(
                     contents: contents, path: path, readOnly: false, durability: durability,
-                    generationsMaySkip: generationsMaySkip, file: file,
+                    generationsMaySkip: generationsMaySkip, sharing: sharing, file: file,
                     tail: contents.validLength < bytes.count ? Array(bytes[contents.validLength...]) : [])
             }
             throw .locked(path: path)
@@ -245,7 +286,17 @@ public final class Document: @unchecked Sendable {
         public func finish() throws(DocumentError) -> (Document, StoreVersion) {
             let document = Document(path: path, file: file, readOnly: readOnly, contents: contents, durability: durability)
             document.generationsMaySkip = generationsMaySkip
-            guard let file else { return (document, contents.version) }
+            if sharing || readOnly && !generationsMaySkip && !contents.needsRewrite {
+                // (A writer rewrites a file of another entity order below; a reader of
+                // one would have to map every frame, and stays with what it read.)
+                document.following = (contents.schema, readOnly ? contents.formatMajor : DocumentFormat.major)
+            }
+            guard let file, !readOnly else { return (document, contents.version) }
+            document.isShared = sharing
+            defer {
+                // Others take turns from now on.
+                if document.isShared { document.releaseOpeningLock() }
+            }
             if !tail.isEmpty {
                 document.recoveredTornTail = true
                 // Keep what is cut off beside the document, synced, before cutting it:
@@ -273,7 +324,7 @@ public final class Document: @unchecked Sendable {
     /// Writes the bytes a writable open drops to `<document>.torn-<offset>-<time>`
     /// (`sideName` shortens a long document name) and syncs them; all-zero tails
     /// (space a crash left unwritten) are not kept.
-    private static func keepTornTail(_ tail: [UInt8], of path: String, at offset: Int) throws(DocumentError) {
+    static func keepTornTail(_ tail: [UInt8], of path: String, at offset: Int) throws(DocumentError) {
         guard tail.contains(where: { $0 != 0 }) else { return }
         let url = URL(fileURLWithPath: path)
         let keep = url.deletingLastPathComponent().appendingPathComponent(
@@ -472,6 +523,14 @@ public final class Document: @unchecked Sendable {
     }
 
     private func compactNow(_ version: StoreVersion, progress: DocumentProgress) throws(DocumentError) {
+        // A shared document compacts in a turn, from the version the file holds: its
+        // store's (which holds the turn), or a caller's that nothing has passed since.
+        let ownTurn = isShared && !lock.withLock { turnHeld }
+        if ownTurn { try beginTurn() }
+        defer { if ownTurn { endTurn() } }
+        if isShared, lock.withLock({ pending != nil || version.generation < generation }) {
+            throw .io(operation: "compacting (another writer saved after the version given)", path: path, errno: EAGAIN)
+        }
         let replaced = try locked { () throws(DocumentError) -> DocumentFile in
             _ = try writableFile()
             let temporary = Self.temporaryPath(for: path, purpose: "compact")
@@ -497,7 +556,7 @@ public final class Document: @unchecked Sendable {
     /// A compaction that writes its snapshot while saves go on appending to the
     /// current file: only its last step, copying the frames appended meanwhile and
     /// renaming, holds the document's lock.
-    private struct BackgroundCompaction {
+    struct BackgroundCompaction {
         /// Where the frames after the snapshot's version begin in the current file.
         var start: Int
         /// The journal frames before `start`.
@@ -545,7 +604,22 @@ public final class Document: @unchecked Sendable {
                 return
             }
             lock.withLock { compactionWillFinish }?()
+            // A shared document's last step is a turn: it reads what other writers
+            // appended meanwhile, which the new file must keep too.
+            if isShared { turnLock.lock() }
+            defer { if isShared { turnLock.unlock() } }
             let replaced = lock.withLock { () -> DocumentFile? in
+                if isShared, running != nil, broken == nil, file != nil {
+                    do throws(DocumentError) {
+                        try takeFileTurn()
+                    } catch {
+                        running = nil
+                        compactionFailedAt = length
+                        metrics?.compactionFailed()
+                    }
+                }
+                // (What is the file then, the new one or the old, is unlocked as the turn ends.)
+                defer { if isShared { file?.unlock() } }
                 guard let run = running, broken == nil, file != nil else {
                     // Called off (a retracted frame), or saves stopped or the document
                     // closed meanwhile: the snapshot is not the file's.
@@ -595,10 +669,10 @@ public final class Document: @unchecked Sendable {
 
     /// A snapshot written to a temporary file: the file, open; its length; the blob
     /// files it made (none that were there already).
-    private typealias WrittenSnapshot = (file: DocumentFile, length: Int, createdBlobs: [String])
+    typealias WrittenSnapshot = (file: DocumentFile, length: Int, createdBlobs: [String])
 
     /// Closes and removes `snapshot`, and the blob files only it made.
-    private static func discard(_ snapshot: WrittenSnapshot, at temporary: String, keepingBlobs named: Set<String>, of blobs: BlobStore) {
+    static func discard(_ snapshot: WrittenSnapshot, at temporary: String, keepingBlobs named: Set<String>, of blobs: BlobStore) {
         snapshot.file.close()
         DocumentFile.remove(temporary)
         blobs.remove(snapshot.createdBlobs.filter { !named.contains($0) })
@@ -614,7 +688,7 @@ public final class Document: @unchecked Sendable {
     /// Returns the replaced file, still open, for the caller to close once it has
     /// released the lock: closing the last descriptor of a renamed-over file frees
     /// its blocks, 10 to 20 ms for a 45 MB document, which no save should wait for.
-    private func replaceFile(
+    func replaceFile(
         with snapshot: WrittenSnapshot, at temporary: String, referencing referenced: Set<String>, since run: BackgroundCompaction
     ) throws(DocumentError) -> DocumentFile {
         guard let old = file else {
@@ -633,6 +707,7 @@ public final class Document: @unchecked Sendable {
                 try fresh.sync()
             }
             try fresh.lockExclusively()
+            try fresh.claim(isShared ? .shared : .exclusive)
             try DocumentFile.rename(temporary, to: path)
         } catch {
             // The blobs only the new file would have named go with it (not one it
@@ -696,6 +771,8 @@ public final class Document: @unchecked Sendable {
         }
         defer { existing?.close() }
         if existing != nil, !replacing { throw .io(operation: "create", path: path, errno: EEXIST) }
+        // Writers sharing the document hold its lock only for their turns.
+        try existing?.claim(.exclusive)
         let temporary = temporaryPath(for: path, purpose: "save")
         let blobs = BlobStore(documentPath: path)
         var referenced = Set<String>()
@@ -797,7 +874,13 @@ public final class Document: @unchecked Sendable {
 
     // MARK: Closing
 
-    /// Releases the file and its lock. Later saves throw `DocumentError.closed`.
+    /// Releases the lock a writable open took: other writers take turns from now on.
+    func releaseOpeningLock() {
+        lock.withLock { file?.unlock() }
+    }
+
+    /// Releases the file (and, for a group's document, its lock). Later saves throw
+    /// `DocumentError.closed`.
     /// A compaction running in the background finishes first.
     public func close() {
         compactions.wait()
@@ -863,9 +946,8 @@ public final class Document: @unchecked Sendable {
         StableName.fitting(name, in: maximumNameBytes - sideNameRoom, separator: "~")
     }
 
-    /// Removes temporary files a crash left beside the document: any compaction
-    /// file (only the lock holder compacts), and creation or save-as files whose
-    /// process no longer runs.
+    /// Removes temporary files a crash left beside the document: compaction,
+    /// creation or save-as files whose process no longer runs.
     private static func removeLeftovers(of path: String) {
         let url = URL(fileURLWithPath: path)
         let prefix = ".\(sideName(of: url.lastPathComponent))."
@@ -874,9 +956,9 @@ public final class Document: @unchecked Sendable {
         where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
             let parts = name.dropFirst(prefix.count).split(separator: "-")
             guard parts.count == 3, let pid = Int32(parts[1]) else { continue }
+            // (Writers share a document: another may be compacting it right now.)
             let stale = switch parts[0] {
-            case "compact": true
-            case "create", "save": kill(pid, 0) != 0 && errno == ESRCH
+            case "compact", "create", "save": kill(pid, 0) != 0 && errno == ESRCH
             default: false
             }
             if stale { DocumentFile.remove(folder + "/" + name) }

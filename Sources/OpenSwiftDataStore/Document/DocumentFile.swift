@@ -58,22 +58,72 @@ final class DocumentFile {
     /// a closed container just released can look held for that instant, and a
     /// document reopened right after closing would fail now and then. A writer that
     /// really holds the document still gets `.locked`, a fraction of a second later.
-    func lockExclusively() throws(DocumentError) {
+    func lockExclusively(patience: useconds_t = lockPatience) throws(DocumentError) {
         var delay: useconds_t = 1_000
         var waited: useconds_t = 0
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else {
                 throw .io(operation: "flock", path: path, errno: errno)
             }
-            guard waited < Self.lockPatience else { throw .locked(path: path) }
+            guard waited < patience else { throw .locked(path: path) }
             usleep(delay)
             waited += delay
             delay = min(delay * 2, 32_000)
         }
     }
 
+    /// Releases the advisory write lock (`lockExclusively`).
+    func unlock() {
+        _ = flock(descriptor, LOCK_UN)
+    }
+
     /// How long `lockExclusively` retries a held lock, in microseconds.
     static let lockPatience: useconds_t = 250_000
+
+    /// How long a writer of a shared document waits for its turn: other writers hold
+    /// the lock only while they append (an fsync) or finish a compaction, so waiting
+    /// longer than this means one of them is stuck.
+    static let turnPatience: useconds_t = 30_000_000
+
+    /// How a writer holds a document for its life, apart from the turns it takes
+    /// (`flock`): sharing it with other sharing writers, or alone (a group's
+    /// document, a `ModelDocument`, save-as replacing the file).
+    enum Claim {
+        case shared, exclusive
+    }
+
+    /// Claims the file for as long as this descriptor is open: a read (shared) or
+    /// write (exclusive) lock on its first byte, in the lock space of open file
+    /// description locks (`F_OFD_SETLK`), which `flock`'s turns do not touch. Throws
+    /// `.locked` at once when another descriptor's claim conflicts.
+    func claim(_ claim: Claim) throws(DocumentError) {
+        var range = flock()
+        range.l_type = Int16(claim == .shared ? F_RDLCK : F_WRLCK)
+        range.l_whence = Int16(SEEK_SET)
+        range.l_start = 0
+        range.l_len = 1
+        while fcntl(descriptor, Self.setOpenFileDescriptionLock, &range) != 0 {
+            if errno == EINTR { continue }
+            if errno == EAGAIN || errno == EACCES { throw .locked(path: path) }
+            throw .io(operation: "fcntl", path: path, errno: errno)
+        }
+    }
+
+    /// `F_OFD_SETLK` (Linux 3.15), which Glibc's module does not export.
+    private static let setOpenFileDescriptionLock: Int32 = 37
+
+    /// The file's size and link count, in one `fstat`: what a follower checks before
+    /// every fetch (a renamed-over or deleted file has no link left).
+    var sizeAndLinks: (size: Int, links: Int)? {
+        var info = stat()
+        return fstat(descriptor, &info) == 0 ? (Int(info.st_size), Int(info.st_nlink)) : nil
+    }
+
+    /// Whether `path` still names this file.
+    var isStillAtPath: Bool {
+        guard let mine = identity, let current = Self.identity(of: path) else { return false }
+        return mine.0 == current.0 && mine.1 == current.1
+    }
 
     /// Opens the folder `directory` and takes its advisory lock, waiting for any
     /// other holder: writers of whole documents into one folder take turns.
@@ -91,10 +141,10 @@ final class DocumentFile {
     /// names the file locked: compaction in another process may rename a new file
     /// over the path between the open and the lock (then that one is tried).
     /// Throws `.notFound` when there is no file, `.locked` when a writer holds it.
-    static func openLocked(_ path: String) throws(DocumentError) -> DocumentFile {
+    static func openLocked(_ path: String, patience: useconds_t = lockPatience) throws(DocumentError) -> DocumentFile {
         for _ in 0..<8 {
             let file = try open(path, writable: true)
-            try file.lockExclusively()
+            try file.lockExclusively(patience: patience)
             if let mine = file.identity, let current = identity(of: path), mine.0 == current.0, mine.1 == current.1 {
                 return file
             }

@@ -21,10 +21,13 @@ public final class Store: Sendable {
     private let tombstoneSlots = Locked<[[Int]]>([])
     /// Wakes the tasks waiting for a commit (`waitForCommit(after:)`).
     private let commitSignal = CommitSignal()
+    /// Whether other writers share the store's document (`catchUp`).
+    private let followsOtherWriters: Bool
 
     public init(schema: StoreSchema) {
         self.schema = schema
         self.persistence = nil
+        self.followsOtherWriters = false
         self.published = Locked(StoreVersion(schema: schema))
     }
 
@@ -33,6 +36,7 @@ public final class Store: Sendable {
     public init(schema: StoreSchema, version: StoreVersion) {
         self.schema = schema
         self.persistence = nil
+        self.followsOtherWriters = false
         var version = version
         version.history.ownTail()
         self.published = Locked(version)
@@ -42,6 +46,7 @@ public final class Store: Sendable {
     public init(document: any StorePersistence, version: StoreVersion) {
         self.schema = version.schema
         self.persistence = document
+        self.followsOtherWriters = document.followsOtherWriters
         var version = version
         version.history.ownTail()
         self.published = Locked(version)
@@ -79,6 +84,8 @@ public final class Store: Sendable {
     public func commit(_ changes: ChangeSet) throws(StoreError) -> CommitResult {
         commitPath.lock()
         defer { commitPath.unlock() }
+        try beginTurn()
+        defer { persistence?.endTurn() }
         let old = current
         var version = old
         // The journal's rows are gathered as the commit writes them (`JournalRows`).
@@ -122,8 +129,10 @@ public final class Store: Sendable {
     public func deleteHistory(_ generations: Set<UInt64>) throws(StoreError) -> [UInt64] {
         commitPath.lock()
         defer { commitPath.unlock() }
-        let old = current
         guard !generations.isEmpty else { return [] }
+        try beginTurn()
+        defer { persistence?.endTurn() }
+        let old = current
         var version = old
         let removed = version.history.remove(generations: generations)
         guard !removed.isEmpty else { return [] }
@@ -133,6 +142,47 @@ public final class Store: Sendable {
             generation: version.generation, timestamp: Date(), author: nil, nextRawIDs: [], puts: [], deletes: [],
             pruning: pruning))
         return removed
+    }
+
+    // MARK: Other writers
+
+    /// Brings the published version up to what other writers of the document saved
+    /// (a shared document, `Document+Sharing.swift`): what a fetch asks first. One
+    /// `fstat` when nothing changed; otherwise it waits for a commit of this store
+    /// in progress, then replays their frames (or takes the file they replaced it
+    /// with) and publishes the result.
+    public func catchUp() {
+        guard followsOtherWriters, let persistence, persistence.hasOtherSaves else { return }
+        commitPath.lock()
+        defer { commitPath.unlock() }
+        if let saves = persistence.takeOtherSaves() { publishOtherSaves(saves) }
+    }
+
+    /// Takes the writer's turn on a shared document, and publishes what other
+    /// writers saved before it. The caller holds the commit path and ends the turn.
+    private func beginTurn() throws(StoreError) {
+        guard let persistence else { return }
+        do {
+            try persistence.beginTurn()
+        } catch {
+            throw .document(error)
+        }
+        if followsOtherWriters, let saves = persistence.takeOtherSaves() { publishOtherSaves(saves) }
+    }
+
+    /// Publishes the version other writers' saves lead to. The caller holds the commit path.
+    private func publishOtherSaves(_ saves: OtherSaves) {
+        var version: StoreVersion
+        switch saves {
+        case let .saves(records):
+            version = current
+            for record in records { version.replay(record) }
+        case let .replaced(replacement):
+            version = replacement
+            version.history.ownTail()
+        }
+        published.withLock { $0 = version }
+        commitSignal.signal()
     }
 
     /// Suspends until a version after generation `generation` is published, or the
@@ -149,6 +199,9 @@ public final class Store: Sendable {
     public func removeAll() throws(StoreError) -> StoreVersion {
         commitPath.lock()
         defer { commitPath.unlock() }
+        persistence?.settle()
+        try beginTurn()
+        defer { persistence?.endTurn() }
         let old = current
         let version = emptied(old)
         do {
@@ -167,6 +220,9 @@ public final class Store: Sendable {
     public func erase() throws(StoreError) -> StoreVersion {
         commitPath.lock()
         defer { commitPath.unlock() }
+        persistence?.settle()
+        try beginTurn()
+        defer { persistence?.endTurn() }
         let old = current
         let version = emptied(old)
         do {
@@ -193,6 +249,9 @@ public final class Store: Sendable {
     public func compact() throws(StoreError) {
         commitPath.lock()
         defer { commitPath.unlock() }
+        persistence?.settle()
+        try beginTurn()
+        defer { persistence?.endTurn() }
         do {
             try persistence?.compact(current)
         } catch {

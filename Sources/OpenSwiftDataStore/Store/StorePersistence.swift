@@ -23,6 +23,33 @@ public protocol StorePersistence: AnyObject, Sendable {
     func erase() throws(DocumentError)
     /// Counts compactions, and a recovery the open made, in `metrics` from now on.
     func attach(_ metrics: StoreMetrics)
+
+    // Sharing (`Document+Sharing.swift`): a persistence other writers append to too.
+
+    /// Whether other writers may record saves the store must take
+    /// (`takeOtherSaves`); fixed once the store has it.
+    var followsOtherWriters: Bool { get }
+    /// Whether `takeOtherSaves` has anything: cheap, asked before every fetch.
+    var hasOtherSaves: Bool { get }
+    /// The saves other writers recorded that the store has not applied.
+    func takeOtherSaves() -> OtherSaves?
+    /// Takes the writer's turn: until `endTurn`, no other writer records anything,
+    /// and `takeOtherSaves` gives everything they recorded before it.
+    func beginTurn() throws(DocumentError)
+    func endTurn()
+    /// Waits until no work of the persistence's own runs in the background (a
+    /// compaction), whose last step needs a turn: before a turn that compacts,
+    /// empties or erases.
+    func settle()
+}
+
+extension StorePersistence {
+    public var followsOtherWriters: Bool { false }
+    public var hasOtherSaves: Bool { false }
+    public func takeOtherSaves() -> OtherSaves? { nil }
+    public func beginTurn() throws(DocumentError) {}
+    public func endTurn() {}
+    public func settle() {}
 }
 
 extension Document: StorePersistence {
@@ -33,5 +60,9 @@ extension Document: StorePersistence {
 
     public func compactIfWanted(_ version: StoreVersion) {
         compactInBackground(version)
+    }
+
+    public func settle() {
+        waitForCompaction()
     }
 }

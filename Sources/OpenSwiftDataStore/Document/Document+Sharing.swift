@@ -1,0 +1,290 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// What other writers of a shared document recorded since this one last looked.
+public enum OtherSaves: Sendable {
+    /// Their journal frames, in order, for the store to replay (`StoreVersion.replay`).
+    case saves([CommitRecord])
+    /// The whole version the file holds now: it was replaced (another writer
+    /// compacted it, or emptied the store) or no longer followed from where this
+    /// document stood.
+    case replaced(StoreVersion)
+
+    /// These saves, then `later`.
+    mutating func merge(_ later: OtherSaves) {
+        switch (self, later) {
+        case let (.saves(earlier), .saves(records)):
+            self = .saves(earlier + records)
+        case (.replaced(var version), let .saves(records)):
+            for record in records { version.replay(record) }
+            self = .replaced(version)
+        case (_, .replaced):
+            self = later
+        }
+    }
+}
+
+/// Several writers on one document: the journal is the log they share.
+///
+/// A shared document holds the file's `flock` only for a turn: a save (read what
+/// the others appended since, apply it, append, sync) or a compaction's last step.
+/// Between turns anyone may append, so before every turn, and before every fetch
+/// (`takeOtherSaves`, one `fstat` when nothing changed), the document reads the
+/// frames past where it stood and hands them to its store. A compaction elsewhere
+/// renames a new file over the path: the old file then has no link left (or the
+/// path names another file, which a turn checks), and the document reads the new
+/// one whole. Readers never lock; a frame still being written reads as torn and
+/// waits for the next look, and only a turn cuts a torn tail (a crashed writer's).
+///
+/// Locks: `turnLock` (this process's turns share one open file description, so
+/// one `flock`), then `flock`, then `lock` (the document's state).
+extension Document {
+    /// Whether this document follows other writers (a shared writer, or a read-only
+    /// document of the store's own schema).
+    public var followsOtherWriters: Bool { lock.withLock { following != nil } }
+
+    /// Takes this process's turn to write the file: waits for this process's other
+    /// turns and for other writers' (`DocumentFile.turnPatience`, then `.locked`),
+    /// switches to the file at the path if a compaction replaced it, and reads the
+    /// frames other writers appended (`takeOtherSaves` hands them over). Cuts a
+    /// crashed writer's torn frame. Every `beginTurn` that returns is ended by
+    /// `endTurn`. Does nothing for a document that is not shared.
+    public func beginTurn() throws(DocumentError) {
+        guard isShared else { return }
+        turnLock.lock()
+        lock.lock()
+        defer { lock.unlock() }
+        do throws(DocumentError) {
+            try takeFileTurn()
+        } catch {
+            turnLock.unlock()
+            throw error
+        }
+        turnHeld = true
+    }
+
+    /// Ends the turn `beginTurn` began.
+    public func endTurn() {
+        guard isShared else { return }
+        lock.withLock {
+            turnHeld = false
+            file?.unlock()
+        }
+        turnLock.unlock()
+    }
+
+    /// Whether other writers appended or replaced the file since this document last
+    /// looked, or their saves wait to be taken: one `fstat`.
+    public var hasOtherSaves: Bool {
+        lock.withLock {
+            guard following != nil else { return false }
+            if pending != nil { return true }
+            guard followFailure == nil, let status = file?.sizeAndLinks else { return false }
+            return status.size != length || status.links == 0
+        }
+    }
+
+    /// The saves of other writers that the store has not applied yet, after reading
+    /// what the file holds past where this document stood. Frames still being
+    /// written wait for a later look. A failure to read leaves the document where
+    /// it stood; one that ends following (the file deleted, or replaced by another
+    /// document) stops it (`followFailure`).
+    public func takeOtherSaves() -> OtherSaves? {
+        lock.withLock {
+            if following != nil, followFailure == nil, let file {
+                do throws(DocumentError) {
+                    if file.sizeAndLinks?.links == 0 {
+                        try switchToFileAtPath(inTurn: false)
+                    } else {
+                        try catchUp(from: file, inTurn: false)
+                    }
+                } catch {
+                    // Tried again at the next look (a failure that ends following set
+                    // `followFailure` already).
+                }
+            }
+            defer { pending = nil }
+            return pending
+        }
+    }
+
+    /// `beginTurn`'s work on the file, with `lock` (and `turnLock`) held.
+    func takeFileTurn() throws(DocumentError) {
+        if let followFailure { throw followFailure }
+        guard let current = file else { throw .closed(path: path) }
+        if let broken { throw broken }
+        try current.lockExclusively(patience: DocumentFile.turnPatience)
+        guard current.isStillAtPath else {
+            current.unlock()
+            try switchToFileAtPath(inTurn: true)
+            return
+        }
+        do throws(DocumentError) {
+            try catchUp(from: current, inTurn: true)
+        } catch {
+            current.unlock()
+            throw error
+        }
+    }
+
+    /// Moves to the file the path names now (a compaction elsewhere renamed it over
+    /// this one) and reads it whole; in a turn, locked. With `lock` held.
+    private func switchToFileAtPath(inTurn: Bool) throws(DocumentError) {
+        for _ in 0..<8 {
+            let fresh: DocumentFile
+            do {
+                fresh = try DocumentFile.open(path, writable: !isReadOnly)
+            } catch .notFound {
+                throw stopFollowing(.notFound(path: path))
+            }
+            if inTurn {
+                try fresh.lockExclusively(patience: DocumentFile.turnPatience)
+                guard fresh.isStillAtPath else {
+                    fresh.close()
+                    continue
+                }
+            }
+            do throws(DocumentError) {
+                try reread(fresh, inTurn: inTurn)
+            } catch {
+                fresh.close()
+                throw error
+            }
+            return
+        }
+        throw .locked(path: path)
+    }
+
+    /// Reads `source` whole and makes it this document's file, its version the
+    /// pending saves (`.replaced`). In a turn, a torn tail is kept beside the
+    /// document and cut, as an open cuts it. With `lock` held.
+    private func reread(_ source: DocumentFile, inTurn: Bool) throws(DocumentError) {
+        guard let following else { return }
+        let bytes = try source.readAll()
+        let contents: DocumentReader.Contents
+        do {
+            contents = try DocumentReader.read(bytes: bytes, path: path, expected: following.schema, blobs: .load)
+        } catch let .schemaMismatch(path, reason) {
+            throw stopFollowing(.schemaMismatch(path: path, reason: "another writer replaced it with \(reason)"))
+        }
+        guard contents.storeIdentifier == storeIdentifier, contents.schemaVersion == schemaVersion, !contents.needsRewrite else {
+            throw stopFollowing(.schemaMismatch(
+                path: path, reason: "another document, or another version of its schema, replaced the one this container opened"))
+        }
+        if inTurn, contents.validLength < bytes.count {
+            try Self.keepTornTail(Array(bytes[contents.validLength...]), of: path, at: contents.validLength)
+            try source.truncate(to: contents.validLength)
+            try source.sync()
+        }
+        if source !== file {
+            let old = file
+            file = source
+            if !isReadOnly { try? source.claim(.shared) }
+            old?.close()
+        }
+        length = contents.validLength
+        generation = contents.version.generation
+        _snapshotLength = contents.snapshotLength
+        _journalFrames = contents.journalFrames
+        fileBlobs = contents.blobNames
+        lastAppend = nil
+        // A compaction of this process wrote a snapshot of what the file held before.
+        running = nil
+        self.following = (following.schema, contents.formatMajor)
+        pending = .replaced(contents.version)
+    }
+
+    /// Reads the frames `source` holds past `length` into `pending`. A frame that
+    /// does not follow the last one read means the file changed under this document
+    /// (a frame another writer retracted): it is read whole then. With `lock` held.
+    private func catchUp(from source: DocumentFile, inTurn: Bool) throws(DocumentError) {
+        guard let following else { return }
+        guard let size = source.sizeAndLinks?.size else { throw .io(operation: "fstat", path: path, errno: errno) }
+        if size == length { return }
+        if size < length { return try reread(source, inTurn: inTurn) }
+        let bytes = try source.read(at: length, count: size - length)
+        var offset = 0
+        var budget = DocumentFormat.expansionBudget(fileSize: size)
+        var records: [CommitRecord] = []
+        var names: [String] = []
+        var last = generation
+        let keepsHistory = DocumentFormat.keepsHistory(major: following.formatMajor)
+        scanning: while true {
+            let scan: Frame.Scan
+            do {
+                scan = try Frame.scan(bytes, at: offset, path: path, budget: &budget)
+            } catch let .damaged(path, at, reason) {
+                throw stopFollowingUnlessInTurn(.damaged(path: path, offset: length + at, reason: reason), inTurn: inTurn)
+            }
+            switch scan {
+            case .end:
+                break scanning
+            case .torn:
+                if inTurn {
+                    // Only a writer that crashed mid-append leaves a torn frame under the lock.
+                    try Self.keepTornTail(Array(bytes[offset...]), of: path, at: length + offset)
+                    try source.truncate(to: length + offset)
+                    try source.sync()
+                }
+                break scanning
+            case let .frame(frame):
+                guard frame.kind == .commit else {
+                    throw stopFollowingUnlessInTurn(
+                        .damaged(path: path, offset: length + offset, reason: "a \(frame.kind) frame in the journal"), inTurn: inTurn)
+                }
+                var blobFailure: DocumentError?
+                var reader = ByteReader(frame.payload)
+                let record: CommitRecord
+                do throws(ByteReader.Failure) {
+                    record = try reader.commit(schema: following.schema, history: keepsHistory) {
+                        (reference: BlobReference) throws(ByteReader.Failure) -> Value in
+                        names.append(reference.name)
+                        do throws(DocumentError) {
+                            return .data(try blobs.load(reference))
+                        } catch {
+                            blobFailure = error
+                            throw ByteReader.Failure(offset: 0, reason: error.description)
+                        }
+                    }
+                    guard reader.isAtEnd else { throw ByteReader.Failure(offset: reader.position, reason: "unexpected bytes at the end") }
+                } catch {
+                    // A blob not there yet is read again at the next look.
+                    if let blobFailure { throw blobFailure }
+                    throw stopFollowingUnlessInTurn(
+                        .damaged(path: path, offset: length + offset, reason: "commit frame: \(error.reason)"), inTurn: inTurn)
+                }
+                guard record.generation > last, (record.previous ?? record.generation - 1) == last else {
+                    return try reread(source, inTurn: inTurn)
+                }
+                records.append(record)
+                last = record.generation
+                offset += frame.length
+            }
+        }
+        guard !records.isEmpty else { return }
+        length += offset
+        generation = last
+        _journalFrames += records.count
+        fileBlobs.formUnion(names)
+        // A compaction running here copies these frames behind its snapshot: their
+        // blobs stay.
+        running?.appendedBlobs.formUnion(names)
+        if pending == nil { pending = .saves(records) } else { pending!.merge(.saves(records)) }
+    }
+
+    /// Stops following with `error`, which the next save throws.
+    private func stopFollowing(_ error: DocumentError) -> DocumentError {
+        followFailure = error
+        return error
+    }
+
+    /// Damage found in a turn fails that save (as an open would fail); found by a
+    /// reader, it stops following, since nothing past it can be read.
+    private func stopFollowingUnlessInTurn(_ error: DocumentError, inTurn: Bool) -> DocumentError {
+        inTurn ? error : stopFollowing(error)
+    }
+}

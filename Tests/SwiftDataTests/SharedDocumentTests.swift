@@ -1,0 +1,158 @@
+import Foundation
+import SwiftData
+import Testing
+
+/// Several containers writing one document in one process: each save takes its
+/// turn, after reading what the others saved, and each fetch sees their saves.
+@Suite struct SharedDocumentTests {
+    let folder: TemporaryFolder
+    init() throws { folder = try TemporaryFolder("osd-shared") }
+
+    func container(_ name: String, allowsSave: Bool = true) throws -> ModelContainer {
+        try ModelContainer(
+            for: Trip.self, BucketListItem.self,
+            configurations: ModelConfiguration(url: folder.file(name), allowsSave: allowsSave))
+    }
+
+    static func names(in context: ModelContext) throws -> [String] {
+        try context.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])).map(\.name)
+    }
+
+    @Test func aSaveInOneContainerIsSeenByTheNextFetchInAnother() throws {
+        defer { folder.remove() }
+        let first = ModelContext(try container("trips.store"))
+        let second = ModelContext(try container("trips.store"))
+        first.insert(Trip(name: "Oslo", destination: "Norway"))
+        try first.save()
+        #expect(try Self.names(in: second) == ["Oslo"])
+        #expect(try second.fetchCount(FetchDescriptor<Trip>()) == 1)
+
+        second.insert(Trip(name: "Rome", destination: "Italy"))
+        try second.save()
+        #expect(try Self.names(in: first) == ["Oslo", "Rome"])
+        // Row identifiers come from the one log: the second writer's row did not
+        // take the first's.
+        let ids = try first.fetch(FetchDescriptor<Trip>()).map(\.persistentModelID)
+        #expect(Set(ids).count == 2)
+        // A lookup by the unique key goes through the index, which the catch-up keeps.
+        let rome = try second.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Rome" }))
+        #expect(rome.count == 1)
+        let oslo = try first.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Oslo" }))
+        #expect(oslo.first?.destination == "Norway")
+    }
+
+    @Test func registeredModelsTakeTheOtherWritersValuesAndKeepUnsavedChanges() throws {
+        defer { folder.remove() }
+        let first = ModelContext(try container("edits.store"))
+        let second = ModelContext(try container("edits.store"))
+        first.insert(Trip(name: "Oslo", destination: "Norway"))
+        first.insert(Trip(name: "Rome", destination: "Italy"))
+        try first.save()
+        let seen = try second.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)]))
+        #expect(seen.map(\.destination) == ["Norway", "Italy"])
+        // The second context edits Rome without saving; the first edits both.
+        seen[1].notes = "unsaved"
+        for trip in try first.fetch(FetchDescriptor<Trip>()) { trip.price = 100 }
+        try first.save()
+        let again = try second.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)]))
+        #expect(again[0] === seen[0] && again[0].price == 100)
+        // Rome keeps its unsaved change (and its values until it saves).
+        #expect(again[1].notes == "unsaved")
+        try second.save()
+        let third = ModelContext(try container("edits.store"))
+        let stored = try third.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)]))
+        // Property by property: the second writer's note, the first writer's price.
+        #expect(stored.map(\.notes) == [nil, "unsaved"])
+        #expect(stored.map(\.price) == [100, 100])
+    }
+
+    @Test func aDeleteByOneWriterWinsOverAnotherWritersEdit() throws {
+        defer { folder.remove() }
+        let first = ModelContext(try container("delete.store"))
+        let second = ModelContext(try container("delete.store"))
+        first.insert(Trip(name: "Oslo", destination: "Norway"))
+        try first.save()
+        let trip = try #require(try second.fetch(FetchDescriptor<Trip>()).first)
+        try first.delete(model: Trip.self)
+        try first.save()
+        trip.price = 5
+        try second.save()
+        #expect(try Self.names(in: second).isEmpty)
+        #expect(try Self.names(in: ModelContext(try container("delete.store"))).isEmpty)
+    }
+
+    @Test func aUniqueKeyInsertedByTwoWritersUpsertsIntoOneRow() throws {
+        defer { folder.remove() }
+        let first = ModelContext(try container("unique.store"))
+        let second = ModelContext(try container("unique.store"))
+        first.insert(Trip(name: "Oslo", destination: "Norway"))
+        // Inserted before the first save: the second writer has not seen it.
+        second.insert(Trip(name: "Oslo", destination: "Norge"))
+        try first.save()
+        try second.save()
+        let trips = try ModelContext(try container("unique.store")).fetch(FetchDescriptor<Trip>())
+        #expect(trips.map(\.destination) == ["Norge"])
+        #expect(try first.fetch(FetchDescriptor<Trip>()).map(\.destination) == ["Norge"])
+    }
+
+    @Test func aReadOnlyContainerFollowsLaterSaves() throws {
+        defer { folder.remove() }
+        let writer = ModelContext(try container("follow.store"))
+        writer.insert(Trip(name: "Oslo", destination: "Norway"))
+        try writer.save()
+        let reader = ModelContext(try container("follow.store", allowsSave: false))
+        #expect(try Self.names(in: reader) == ["Oslo"])
+        writer.insert(Trip(name: "Rome", destination: "Italy"))
+        try writer.save()
+        #expect(try Self.names(in: reader) == ["Oslo", "Rome"])
+    }
+
+    @Test func historyCarriesTheOtherWritersTransactionsAndAuthor() throws {
+        defer { folder.remove() }
+        let first = ModelContext(try container("history.store"))
+        first.author = "importer"
+        let second = ModelContext(try container("history.store"))
+        first.insert(Trip(name: "Oslo", destination: "Norway"))
+        try first.save()
+        let transactions = try second.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>())
+        #expect(transactions.map(\.author) == ["importer"])
+        #expect(transactions.first?.changes.count == 1)
+    }
+
+    @Test func aCompactionByOneWriterKeepsTheOthersPlaceAndUnsavedChanges() throws {
+        defer { folder.remove() }
+        let first = try container("compact.store")
+        let second = try container("compact.store")
+        let writing = ModelContext(first)
+        for k in 0..<20 { writing.insert(Trip(name: "T\(k)", destination: "D")) }
+        try writing.save()
+        let other = ModelContext(second)
+        #expect(try other.fetchCount(FetchDescriptor<Trip>()) == 20)
+        other.insert(Trip(name: "pending", destination: "D"))
+        try first.compactDocument()
+        writing.insert(Trip(name: "after", destination: "D"))
+        try writing.save()
+        // The second container moves to the new file: it sees the save after the
+        // compaction, and its own pending insert saves into the new file.
+        #expect(try other.fetchCount(FetchDescriptor<Trip>()) == 22)
+        try other.save()
+        try second.compactDocument()
+        #expect(try writing.fetchCount(FetchDescriptor<Trip>()) == 22)
+        #expect(try ModelContext(try container("compact.store")).fetchCount(FetchDescriptor<Trip>()) == 22)
+    }
+
+    @Test func deleteAllDataByOneWriterEmptiesTheOthers() throws {
+        defer { folder.remove() }
+        let first = try container("empty.store")
+        let second = ModelContext(try container("empty.store"))
+        let writing = ModelContext(first)
+        writing.insert(Trip(name: "Oslo", destination: "Norway"))
+        try writing.save()
+        #expect(try second.fetchCount(FetchDescriptor<Trip>()) == 1)
+        first.deleteAllData()
+        #expect(try second.fetchCount(FetchDescriptor<Trip>()) == 0)
+        second.insert(Trip(name: "Rome", destination: "Italy"))
+        try second.save()
+        #expect(try Self.names(in: writing) == ["Rome"])
+    }
+}
