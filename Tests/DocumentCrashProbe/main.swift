@@ -101,6 +101,124 @@ if CommandLine.arguments.count == 3, ["--migrate", "--migrate-plan"].contains(Co
     }
 }
 
+// With --share ID COUNT, the probe is one of several writers sharing the document
+// (SharedDocumentProcessTests): save K of writer ID sets counter "wID" to K,
+// inserts entry ID * 1,000,000 + K, deletes its entry K - 10, and inserts entry K,
+// a unique key every writer inserts (an upsert when another saved it first).
+// Every 11th entry is large, so a kill can tear its frame; every 25th save
+// compacts. It resumes from its counter, prints "ack K" after each save, stops
+// after COUNT saves (0: never) and then waits for every writer's counter to reach
+// COUNT, prints "state <digest of every entry>" and exits.
+// With --follow SECONDS, it reads the document read-only for that long, fetching
+// in a loop, and checks that every fetch shows one whole save of writer 1
+// ("bad …" and exit 4 when not); it prints "followed N" with the saves it saw.
+if arguments(count: 5, flag: "--share") || arguments(count: 4, flag: "--follow") {
+    let url = URL(fileURLWithPath: CommandLine.arguments[1])
+    do {
+        if CommandLine.arguments[2] == "--follow" {
+            try follow(url, seconds: Double(CommandLine.arguments[3]) ?? 1)
+        } else {
+            try share(url, writer: Int(CommandLine.arguments[3]) ?? 1, count: Int(CommandLine.arguments[4]) ?? 0)
+        }
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("DocumentCrashProbe: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+func arguments(count: Int, flag: String) -> Bool {
+    CommandLine.arguments.count == count && CommandLine.arguments[2] == flag
+}
+
+/// Every entry, as one line each, in number order: what every writer must agree on.
+func digest(_ context: ModelContext) throws -> String {
+    let entries = try context.fetch(FetchDescriptor<CrashEntry>(sortBy: [SortDescriptor(\.number)]))
+    var hasher = FNVHash.start
+    for entry in entries { hasher.add("\(entry.number):\(entry.text.prefix(40))") }
+    return "\(entries.count)/\(hasher.value)"
+}
+
+/// FNV-1a over the lines: the same in every process (Swift's `Hasher` is seeded per process).
+struct FNVHash {
+    var value: UInt64
+    static var start: FNVHash { FNVHash(value: 0xcbf2_9ce4_8422_2325) }
+    mutating func add(_ line: String) {
+        for byte in line.utf8 {
+            value ^= UInt64(byte)
+            value &*= 0x100_0000_01b3
+        }
+        value ^= 0x0a
+        value &*= 0x100_0000_01b3
+    }
+}
+
+func share(_ url: URL, writer: Int, count: Int) throws {
+    let container = try ModelContainer(for: CrashCounter.self, CrashEntry.self, configurations: ModelConfiguration(url: url))
+    container.documentCompactionPolicy = .init(ratio: 0.5, minimumJournalBytes: 1 << 20)
+    let context = ModelContext(container)
+    let name = "w\(writer)"
+    let counter: CrashCounter
+    if let existing = try context.fetch(FetchDescriptor<CrashCounter>(predicate: #Predicate { $0.name == name })).first {
+        counter = existing
+    } else {
+        counter = CrashCounter(name: name, value: 0)
+        context.insert(counter)
+    }
+    say("start \(counter.value)")
+    while count == 0 || counter.value < count {
+        let k = counter.value + 1
+        counter.value = k
+        let text = k % 11 == 0
+            ? noise(bytes: 393_216, seed: UInt64(writer * 1_000_000 + k)).base64EncodedString()
+            : "w\(writer) \(k)"
+        context.insert(CrashEntry(number: writer * 1_000_000 + k, text: text))
+        context.insert(CrashEntry(number: k, text: "w\(writer) \(k)"))
+        let old = writer * 1_000_000 + k - 10
+        try context.delete(model: CrashEntry.self, where: #Predicate { $0.number == old })
+        try context.save()
+        say("ack \(k)")
+        if k % 25 == 0 { try container.compactDocument() }
+    }
+    // Every writer done: each holds what the others saved.
+    let deadline = Date().addingTimeInterval(120)
+    while try context.fetch(FetchDescriptor<CrashCounter>()).contains(where: { $0.value < count }) {
+        guard Date() < deadline else { throw ProbeFailure(reason: "other writers did not finish") }
+        usleep(10_000)
+    }
+    say("state \(try digest(context))")
+}
+
+struct ProbeFailure: Error, CustomStringConvertible {
+    var reason: String
+    var description: String { reason }
+}
+
+func follow(_ url: URL, seconds: Double) throws {
+    let container = try ModelContainer(
+        for: CrashCounter.self, CrashEntry.self, configurations: ModelConfiguration(url: url, allowsSave: false))
+    let end = Date().addingTimeInterval(seconds)
+    var seen = Set<Int>()
+    var last = 0
+    while Date() < end {
+        // A fresh context each time: what the document holds now, not registered models.
+        // One fetch is one version: the entries tell which save it shows; the counter,
+        // fetched after, can only be as far or further.
+        let context = ModelContext(container)
+        let entries = try context.fetch(FetchDescriptor<CrashEntry>(sortBy: [SortDescriptor(\.number)])).map(\.number)
+        let value = (entries.last ?? 1_000_000) - 1_000_000
+        let expected = Array(stride(from: 1, through: value, by: 1)) + stride(from: max(1, value - 9), through: value, by: 1).map { 1_000_000 + $0 }
+        let counter = try context.fetch(FetchDescriptor<CrashCounter>(predicate: #Predicate { $0.name == "w1" })).first?.value ?? 0
+        guard value >= last, entries == expected, counter >= value else {
+            say("bad: save \(value) after \(last), counter \(counter), entries \(entries.count) (\(entries.prefix(3))…\(entries.suffix(12)))")
+            exit(4)
+        }
+        last = value
+        seen.insert(value)
+    }
+    say("followed \(seen.count)")
+}
+
 // With --limit-bytes N, files may not grow past N bytes (RLIMIT_FSIZE): writes
 // beyond fail with EFBIG as on a full disk, and the probe stops at the first save
 // that throws, printing "failed <error>".

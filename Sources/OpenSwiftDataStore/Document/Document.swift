@@ -57,6 +57,8 @@ public final class Document: @unchecked Sendable {
     var lastAppend: (start: Int, generation: UInt64)?
     /// The compaction running beside the saves (`compactInBackground`), if any.
     var running: BackgroundCompaction?
+    /// How many background compactions began: each one's `number`.
+    var compactionsBegun: UInt64 = 0
     /// Entered while a background compaction runs: what `close`, `erase` and a
     /// compaction on demand wait for.
     let compactions = DispatchGroup()
@@ -557,6 +559,9 @@ public final class Document: @unchecked Sendable {
     /// current file: only its last step, copying the frames appended meanwhile and
     /// renaming, holds the document's lock.
     struct BackgroundCompaction {
+        /// Which compaction this is: one called off (the file replaced meanwhile) may
+        /// still be writing its snapshot while the next one runs.
+        var number: UInt64 = 0
         /// Where the frames after the snapshot's version begin in the current file.
         var start: Int
         /// The journal frames before `start`.
@@ -575,16 +580,17 @@ public final class Document: @unchecked Sendable {
     /// Does nothing while another compaction runs, or when `version` is not the
     /// document's last generation.
     public func compactInBackground(_ version: StoreVersion) {
-        let begun = lock.withLock { () -> Bool in
+        let begun = lock.withLock { () -> UInt64? in
             guard running == nil, broken == nil, file != nil, !isReadOnly, !generationsMaySkip,
-                  generation == version.generation, journalOutgrewPolicy else { return false }
+                  generation == version.generation, journalOutgrewPolicy else { return nil }
             // (As `compact` does, and while no snapshot is being written.)
             blobs.collect(keeping: fileBlobs)
-            running = BackgroundCompaction(start: length, frames: _journalFrames)
+            compactionsBegun += 1
+            running = BackgroundCompaction(number: compactionsBegun, start: length, frames: _journalFrames)
             compactions.enter()
-            return true
+            return compactionsBegun
         }
-        guard begun else { return }
+        guard let mine = begun else { return }
         BackgroundThread.start(name: "OpenSwiftData.compaction") { [self] in
             defer { compactions.leave() }
             let started = DispatchTime.now().uptimeNanoseconds
@@ -597,7 +603,7 @@ public final class Document: @unchecked Sendable {
                     compressionWorkers: BackgroundThread.compressionWorkers, referenced: { referenced.insert($0) })
             } catch {
                 lock.withLock {
-                    running = nil
+                    if running?.number == mine { running = nil }
                     compactionFailedAt = length
                     metrics?.compactionFailed()
                 }
@@ -609,21 +615,22 @@ public final class Document: @unchecked Sendable {
             if isShared { turnLock.lock() }
             defer { if isShared { turnLock.unlock() } }
             let replaced = lock.withLock { () -> DocumentFile? in
-                if isShared, running != nil, broken == nil, file != nil {
+                if isShared, running?.number == mine, broken == nil, file != nil {
                     do throws(DocumentError) {
                         try takeFileTurn()
                     } catch {
-                        running = nil
+                        if running?.number == mine { running = nil }
                         compactionFailedAt = length
                         metrics?.compactionFailed()
                     }
                 }
                 // (What is the file then, the new one or the old, is unlocked as the turn ends.)
                 defer { if isShared { file?.unlock() } }
-                guard let run = running, broken == nil, file != nil else {
-                    // Called off (a retracted frame), or saves stopped or the document
-                    // closed meanwhile: the snapshot is not the file's.
-                    running = nil
+                guard let run = running, run.number == mine, broken == nil, file != nil else {
+                    // Called off (a retracted frame, the file replaced by another
+                    // writer), or saves stopped or the document closed meanwhile: the
+                    // snapshot is not the file's.
+                    if running?.number == mine { running = nil }
                     Self.discard(snapshot, at: temporary, keepingBlobs: fileBlobs, of: blobs)
                     return nil
                 }
