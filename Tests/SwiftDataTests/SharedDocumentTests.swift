@@ -119,6 +119,29 @@ import Testing
         #expect(transactions.first?.changes.count == 1)
     }
 
+    @Test func aWaitingHistoryFeedDeliversAnotherWritersSaves() async throws {
+        defer { folder.remove() }
+        let writer = try container("feed.store")
+        let follower = try container("feed.store", allowsSave: false)
+        let reader = Task {
+            var authors: [String?] = []
+            for try await transaction in follower.historyTransactions(after: nil) {
+                authors.append(transaction.author)
+                if authors.count == 2 { break }
+            }
+            return authors
+        }
+        // Saves while the feed waits: nothing signals it across containers, it looks.
+        try await Task.sleep(for: .milliseconds(50))
+        for author in ["first", "second"] {
+            let context = ModelContext(writer)
+            context.author = author
+            context.insert(Trip(name: author, destination: "X"))
+            try context.save()
+        }
+        #expect(try await reader.value == ["first", "second"])
+    }
+
     @Test func aCompactionByOneWriterKeepsTheOthersPlaceAndUnsavedChanges() throws {
         defer { folder.remove() }
         let first = try container("compact.store")

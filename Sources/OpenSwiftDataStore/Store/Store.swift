@@ -187,9 +187,29 @@ public final class Store: Sendable {
 
     /// Suspends until a version after generation `generation` is published, or the
     /// task is cancelled.
+    ///
+    /// Other writers of a shared document signal nothing in this process: while it
+    /// waits, the store looks at the file every `followInterval` (`catchUp`).
     public func waitForCommit(after generation: UInt64) async {
-        await commitSignal.wait(until: { [self] in current.generation > generation })
+        guard followsOtherWriters else {
+            await commitSignal.wait(until: { [self] in current.generation > generation })
+            return
+        }
+        while !Task.isCancelled {
+            catchUp()
+            if current.generation > generation { return }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.commitSignal.wait(until: { [self] in current.generation > generation }) }
+                group.addTask { try? await Task.sleep(nanoseconds: Self.followInterval) }
+                await group.next()
+                group.cancelAll()
+            }
+        }
     }
+
+    /// How often a task waiting for a commit (`waitForCommit`) looks for other
+    /// writers' saves: 20 ms, in nanoseconds.
+    static let followInterval: UInt64 = 20_000_000
 
     /// Removes every row of every entity, as one commit; a document is rewritten
     /// empty. Row identifiers are not reused afterwards. History goes too: every
