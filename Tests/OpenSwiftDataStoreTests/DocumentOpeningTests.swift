@@ -87,4 +87,32 @@ import Testing
         }
         #expect(try DocumentReader.read(path: path).schemaVersion == SchemaVersionStamp(1, 1, 0))
     }
+
+    /// A sharing writer reads without the lock: another writer saves while the opening
+    /// is held, and `finish` takes a turn and catches up with that save, and cuts a
+    /// torn frame a crashed writer left meanwhile (keeping it beside the document).
+    @Test func aSharingOpeningLetsOthersSaveAndCatchesUpAtFinish() throws {
+        defer { folder.remove() }
+        let path = try document("shared-open.store")
+        let opening = try Document.Opening.read(path: path, schema: DocumentFixture.schema)
+        #expect(DocumentFixture.rows(of: opening.contents.version) == (try DocumentFixture.expectedRows(after: 3)))
+        let other = try DocumentFixture.openStore(path)
+        try DocumentFixture.save(4, in: other)
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data([UInt8](repeating: 0xCD, count: 30)))
+        try handle.close()
+        let (document, version) = try opening.finish()
+        #expect(document.isShared)
+        #expect(DocumentFixture.rows(of: version) == (try DocumentFixture.expectedRows(after: 4)))
+        #expect(version.generation == other.current.generation)
+        let kept = try FileManager.default.contentsOfDirectory(atPath: folder.path("")).filter { $0.contains(".torn-") }
+        #expect(kept.count == 1)
+        // Both go on saving into one journal.
+        let store = Store(document: document, version: version)
+        try DocumentFixture.save(5, in: store)
+        try DocumentFixture.save(6, in: other)
+        #expect(DocumentFixture.rows(of: try DocumentReader.read(path: path, expected: DocumentFixture.schema).version)
+            == (try DocumentFixture.expectedRows(after: 6)))
+    }
 }

@@ -179,6 +179,7 @@ extension Document {
             try Self.keepTornTail(Array(bytes[contents.validLength...]), of: path, at: contents.validLength)
             try source.truncate(to: contents.validLength)
             try source.sync()
+            noteRecovery()
         }
         if source !== file {
             let old = file
@@ -229,6 +230,7 @@ extension Document {
                     try Self.keepTornTail(Array(bytes[offset...]), of: path, at: length + offset)
                     try source.truncate(to: length + offset)
                     try source.sync()
+                    noteRecovery()
                 }
                 break scanning
             case let .frame(frame):
@@ -274,6 +276,12 @@ extension Document {
         // blobs stay.
         running?.appendedBlobs.formUnion(names)
         if pending == nil { pending = .saves(records) } else { pending!.merge(.saves(records)) }
+    }
+
+    /// Counts a crashed writer's torn frame cut in a turn as a recovery (at `attach`,
+    /// when the container has not attached its metrics yet).
+    private func noteRecovery() {
+        if let metrics { metrics.recovered() } else { recoveredTornTail = true }
     }
 
     /// Stops following with `error`, which the next save throws.

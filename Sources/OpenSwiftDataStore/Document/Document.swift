@@ -103,7 +103,7 @@ public final class Document: @unchecked Sendable {
     /// Where compactions are counted, once the container attached them (`attach`).
     var metrics: StoreMetrics?
     /// Whether the open dropped a torn last save: a recovery, counted at `attach`.
-    private var recoveredTornTail = false
+    var recoveredTornTail = false
 
     private init(path: String, file: DocumentFile?, readOnly: Bool, contents: DocumentReader.Contents, durability: Durability) {
         self.path = path
@@ -182,6 +182,9 @@ public final class Document: @unchecked Sendable {
         let generationsMaySkip: Bool
         /// Whether the writer shares the document (`Document.isShared`).
         let sharing: Bool
+        /// Whether `read` read the file without its lock (a sharing writer's open
+        /// that rewrites nothing): `finish` takes a turn to catch up.
+        let unlocked: Bool
         /// The open file: locked when writable.
         let file: DocumentFile?
         /// The file's length when read: bytes past `contents.validLength` are a torn tail.
@@ -189,9 +192,10 @@ public final class Document: @unchecked Sendable {
 
         private init(
             contents: DocumentReader.Contents, path: String, readOnly: Bool, durability: Durability,
-            generationsMaySkip: Bool, sharing: Bool, file: DocumentFile?, tail: [UInt8]
+            generationsMaySkip: Bool, sharing: Bool, file: DocumentFile?, tail: [UInt8], unlocked: Bool = false
         ) {
             self.sharing = sharing
+            self.unlocked = unlocked
             self.contents = contents
             self.path = path
             self.readOnly = readOnly
@@ -244,10 +248,27 @@ public final class Document: @unchecked Sendable {
                     try create(path: path, schema: schema, schemaVersion: stamp, formatMinor: generationsMaySkip ? 1 : 0)
                     continue
                 }
-                // The claim answers at once when a writer that holds the document alone
-                // (or, for one that wants it alone, any writer) has it; the lock then
-                // waits for a sharing writer's turn.
+                // The claim answers within a quarter of a second when a writer that holds
+                // the document alone (or, for one that wants it alone, any writer) has it;
+                // the lock then waits for a sharing writer's turn.
                 try file.claim(sharing ? .shared : .exclusive)
+                // A sharing writer reads without the lock, so the others go on saving while
+                // it reads (seconds, for a large document); `finish` takes a turn and reads
+                // what they appended meanwhile. An open that rewrites the file (a
+                // migration, a drifted schema, an older format) reads under the lock, so
+                // no frame of the old schema can follow what it read.
+                if sharing, !asStored {
+                    let bytes = try file.readAll()
+                    let contents = try DocumentReader.read(
+                        bytes: bytes, path: path, expected: expected, blobs: .load, migrating: hints, progress: progress)
+                    if !contents.needsRewrite, contents.formatMajor == DocumentFormat.major,
+                       !DocumentFormat.isNewer(major: contents.formatMajor, minor: contents.formatMinor) {
+                        try refuseEntitiesKeptElsewhere(contents)
+                        return Opening(
+                            contents: contents, path: path, readOnly: false, durability: durability,
+                            generationsMaySkip: generationsMaySkip, sharing: true, file: file, tail: [], unlocked: true)
+                    }
+                }
                 try file.lockExclusively(patience: sharing ? DocumentFile.turnPatience : DocumentFile.lockPatience)
                 // A compaction elsewhere may have renamed a new file over the path meanwhile.
                 guard file.isStillAtPath else {
@@ -295,6 +316,7 @@ public final class Document: @unchecked Sendable {
             }
             guard let file, !readOnly else { return (document, contents.version) }
             document.isShared = sharing
+            if unlocked { return try document.finishUnlockedOpening(contents.version, needsRewrite: contents.needsRewrite) }
             defer {
                 // Others take turns from now on.
                 if document.isShared { document.releaseOpeningLock() }
@@ -879,6 +901,24 @@ public final class Document: @unchecked Sendable {
         }
     }
 
+    /// `Opening.finish` for an opening read without the lock: in a turn, reads what
+    /// other writers appended since (and cuts a crashed writer's torn frame), applies
+    /// it to `version`, and rewrites the file when the caller asked for it (a schema
+    /// version to record).
+    fileprivate func finishUnlockedOpening(_ version: StoreVersion, needsRewrite: Bool) throws(DocumentError) -> (Document, StoreVersion) {
+        try beginTurn()
+        defer { endTurn() }
+        var version = version
+        switch takeOtherSaves() {
+        case let .saves(records)?: for record in records { version.replay(record) }
+        case let .replaced(replacement)?: version = replacement
+        case nil: break
+        }
+        if needsRewrite { try compact(version) }
+        Self.removeLeftovers(of: path)
+        return (self, version)
+    }
+
     // MARK: Closing
 
     /// Releases the lock a writable open took: other writers take turns from now on.
@@ -955,7 +995,7 @@ public final class Document: @unchecked Sendable {
 
     /// Removes temporary files a crash left beside the document: compaction,
     /// creation or save-as files whose process no longer runs.
-    private static func removeLeftovers(of path: String) {
+    static func removeLeftovers(of path: String) {
         let url = URL(fileURLWithPath: path)
         let prefix = ".\(sideName(of: url.lastPathComponent))."
         let folder = url.deletingLastPathComponent().path

@@ -95,17 +95,25 @@ final class DocumentFile {
     /// Claims the file for as long as this descriptor is open: a read (shared) or
     /// write (exclusive) lock on its first byte, in the lock space of open file
     /// description locks (`F_OFD_SETLK`), which `flock`'s turns do not touch. Throws
-    /// `.locked` at once when another descriptor's claim conflicts.
+    /// `.locked` when another descriptor's claim conflicts for longer than
+    /// `lockPatience` (a claim just released can look held for that instant, as
+    /// `lockExclusively` says, and a container just released may still be finishing
+    /// a background compaction).
     func claim(_ claim: Claim) throws(DocumentError) {
         var range = flock()
         range.l_type = Int16(claim == .shared ? F_RDLCK : F_WRLCK)
         range.l_whence = Int16(SEEK_SET)
         range.l_start = 0
         range.l_len = 1
+        var delay: useconds_t = 1_000
+        var waited: useconds_t = 0
         while fcntl(descriptor, Self.setOpenFileDescriptionLock, &range) != 0 {
             if errno == EINTR { continue }
-            if errno == EAGAIN || errno == EACCES { throw .locked(path: path) }
-            throw .io(operation: "fcntl", path: path, errno: errno)
+            guard errno == EAGAIN || errno == EACCES else { throw .io(operation: "fcntl", path: path, errno: errno) }
+            guard waited < Self.lockPatience else { throw .locked(path: path) }
+            usleep(delay)
+            waited += delay
+            delay = min(delay * 2, 32_000)
         }
     }
 
