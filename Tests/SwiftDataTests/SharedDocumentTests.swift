@@ -178,4 +178,32 @@ import Testing
         try second.save()
         #expect(try Self.names(in: writing) == ["Rome"])
     }
+
+    @Test func externalStorageBlobsSurviveAnotherWritersCompaction() throws {
+        defer { folder.remove() }
+        let location = folder.file("photos.store")
+        func photos() throws -> ModelContainer {
+            try ModelContainer(for: Photo.self, configurations: ModelConfiguration(url: location))
+        }
+        let image = { (seed: UInt8) in Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0) &+ seed }) }
+        let first = try photos(), second = try photos()
+        let writing = ModelContext(first)
+        writing.insert(Photo(title: "a", image: image(1)))
+        try writing.save()
+        let reading = ModelContext(second)
+        #expect(try reading.fetch(FetchDescriptor<Photo>()).map(\.image) == [image(1)])
+        // The second writer replaces the photo's image and compacts: the first's blob
+        // goes, the new one stays, and the first writer goes on in the new file.
+        try reading.fetch(FetchDescriptor<Photo>()).first?.image = image(2)
+        reading.insert(Photo(title: "b", image: image(3)))
+        try reading.save()
+        try second.compactDocument()
+        writing.insert(Photo(title: "c", image: image(4)))
+        try writing.save()
+        let all = try ModelContext(try photos()).fetch(FetchDescriptor<Photo>(sortBy: [SortDescriptor(\.title)]))
+        #expect(all.map(\.image) == [image(2), image(3), image(4)])
+        #expect(try writing.fetch(FetchDescriptor<Photo>(sortBy: [SortDescriptor(\.title)])).map(\.image) == [image(2), image(3), image(4)])
+        let blobs = try FileManager.default.contentsOfDirectory(atPath: location.path + ".blobs").filter { !$0.hasPrefix(".") }
+        #expect(blobs.count == 3)
+    }
 }
