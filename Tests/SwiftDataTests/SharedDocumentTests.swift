@@ -206,4 +206,43 @@ import Testing
         let blobs = try FileManager.default.contentsOfDirectory(atPath: location.path + ".blobs").filter { !$0.hasPrefix(".") }
         #expect(blobs.count == 3)
     }
+
+    /// A writer whose fsync fails cuts its frame off again; another writer's frame may
+    /// then take its place, even at the same size. A follower that read the first
+    /// frame must not keep it: it finds the bytes that ended it changed, and reads
+    /// the file anew.
+    @Test func aFollowerDropsAFrameItsWriterCutOffAgain() throws {
+        defer { folder.remove() }
+        let location = folder.file("retracted.store")
+        do {
+            let context = ModelContext(try container("retracted.store"))
+            context.insert(Trip(name: "Oslo", destination: "Norway"))
+            try context.save()
+        }
+        let follower = ModelContext(try container("retracted.store"))
+        let other = ModelContext(try container("retracted.store"))
+        #expect(try follower.fetch(FetchDescriptor<Trip>()).map(\.price) == [0])
+        #expect(try other.fetch(FetchDescriptor<Trip>()).map(\.price) == [0])
+        let before = try FileManager.default.attributesOfItem(atPath: location.path)[.size] as! Int
+        do {
+            // The failed writer: its frame is written, and the follower reads it...
+            let failing = ModelContext(try container("retracted.store"))
+            try failing.fetch(FetchDescriptor<Trip>()).first?.price = 1
+            try failing.save()
+            #expect(try ModelContext(follower.container).fetch(FetchDescriptor<Trip>()).map(\.price) == [1])
+        }
+        // ...then cut off again, as `append` cuts a frame whose fsync failed.
+        let handle = try #require(FileHandle(forWritingAtPath: location.path))
+        try handle.truncate(atOffset: UInt64(before))
+        try handle.close()
+        // Another writer's save takes its place (the same change, another value).
+        try other.fetch(FetchDescriptor<Trip>()).first?.price = 2
+        try other.save()
+        #expect(try ModelContext(follower.container).fetch(FetchDescriptor<Trip>()).map(\.price) == [2])
+        #expect(try ModelContext(try container("retracted.store", allowsSave: false)).fetch(FetchDescriptor<Trip>()).map(\.price) == [2])
+        // And the follower's own saves go on from there.
+        follower.insert(Trip(name: "Rome", destination: "Italy"))
+        try follower.save()
+        #expect(try Self.names(in: ModelContext(try container("retracted.store", allowsSave: false))) == ["Oslo", "Rome"])
+    }
 }

@@ -39,10 +39,29 @@ public enum OtherSaves: Sendable {
 /// path names another file, which a turn checks), and the document reads the new
 /// one whole. Readers never lock; a frame still being written reads as torn and
 /// waits for the next look, and only a turn cuts a torn tail (a crashed writer's).
+/// A frame is trusted only while the bytes that end it are still there: a writer
+/// whose sync failed cuts its frame off again, and another writer's frame may then
+/// take its place (`tailCheck`).
 ///
 /// Locks: `turnLock` (this process's turns share one open file description, so
-/// one `flock`), then `flock`, then `lock` (the document's state).
+/// one `flock`), then `flock`, then `lock` (the document's state), held only for
+/// moments, never while waiting for `flock`; `lookLock` guards what a fetch's
+/// check (`hasOtherSaves`) reads, and nothing is done while holding it but that
+/// check's `fstat`.
 extension Document {
+    /// What a fetch compares with the file's `fstat` (`hasOtherSaves`), kept apart
+    /// from the document's state so the check never waits for a save's fsync.
+    struct Look {
+        var descriptor: Int32 = -1
+        /// Whether the document follows other writers now.
+        var active = false
+        /// Whether other writers' saves wait to be taken.
+        var waiting = false
+        /// The size and modification time the last look examined.
+        var size = 0
+        var modified = timespec()
+    }
+
     /// Whether this document follows other writers (a shared writer, or a read-only
     /// document of the store's own schema).
     public var followsOtherWriters: Bool { lock.withLock { following != nil } }
@@ -56,15 +75,12 @@ extension Document {
     public func beginTurn() throws(DocumentError) {
         guard isShared else { return }
         turnLock.lock()
-        lock.lock()
-        defer { lock.unlock() }
         do throws(DocumentError) {
-            try takeFileTurn()
+            try takeTurn()
         } catch {
             turnLock.unlock()
             throw error
         }
-        turnHeld = true
     }
 
     /// Ends the turn `beginTurn` began.
@@ -78,13 +94,17 @@ extension Document {
     }
 
     /// Whether other writers appended or replaced the file since this document last
-    /// looked, or their saves wait to be taken: one `fstat`.
+    /// looked, or their saves wait to be taken: one `fstat`, compared with what the
+    /// last look saw (size, modification time, a link left).
     public var hasOtherSaves: Bool {
-        lock.withLock {
-            guard following != nil else { return false }
-            if pending != nil { return true }
-            guard followFailure == nil, let status = file?.sizeAndLinks else { return false }
-            return status.size != length || status.links == 0
+        lookLock.withLock {
+            guard look.active else { return false }
+            if look.waiting { return true }
+            var info = stat()
+            // (A descriptor that fails: the slow path finds out why.)
+            guard fstat(look.descriptor, &info) == 0 else { return true }
+            return Int(info.st_size) != look.size || info.st_nlink == 0
+                || info.st_mtim.tv_sec != look.modified.tv_sec || info.st_mtim.tv_nsec != look.modified.tv_nsec
         }
     }
 
@@ -97,7 +117,7 @@ extension Document {
         lock.withLock {
             if following != nil, followFailure == nil, let file {
                 do throws(DocumentError) {
-                    if file.sizeAndLinks?.links == 0 {
+                    if file.status?.links == 0 {
                         try switchToFileAtPath(inTurn: false)
                     } else {
                         try catchUp(from: file, inTurn: false)
@@ -107,29 +127,85 @@ extension Document {
                     // `followFailure` already).
                 }
             }
-            defer { pending = nil }
+            defer {
+                pending = nil
+                refreshLook(examined: nil)
+            }
             return pending
         }
     }
 
-    /// `beginTurn`'s work on the file, with `lock` (and `turnLock`) held.
-    func takeFileTurn() throws(DocumentError) {
-        if let followFailure { throw followFailure }
-        guard let current = file else { throw .closed(path: path) }
-        if let broken { throw broken }
-        try current.lockExclusively(patience: DocumentFile.turnPatience)
-        guard current.isStillAtPath else {
-            current.unlock()
-            try switchToFileAtPath(inTurn: true)
+    /// Takes the `flock` of the current file and reads what other writers appended,
+    /// with `turnLock` held and `lock` not: the wait for another writer's turn (up
+    /// to `turnPatience`) holds up no fetch. Sets `turnHeld`.
+    func takeTurn() throws(DocumentError) {
+        for _ in 0..<8 {
+            let current = try currentFileForTurn()
+            try current.lockExclusively(patience: DocumentFile.turnPatience)
+            lock.lock()
+            defer { lock.unlock() }
+            // A look without the turn may have moved to a new file meanwhile.
+            guard current === file else {
+                current.unlock()
+                continue
+            }
+            do throws(DocumentError) {
+                if current.isStillAtPath {
+                    try catchUp(from: current, inTurn: true)
+                } else {
+                    current.unlock()
+                    try switchToFileAtPath(inTurn: true)
+                }
+            } catch {
+                file?.unlock()
+                throw error
+            }
+            turnHeld = true
+            refreshLook(examined: nil)
             return
         }
-        do throws(DocumentError) {
-            try catchUp(from: current, inTurn: true)
-        } catch {
-            current.unlock()
-            throw error
+        throw .locked(path: path)
+    }
+
+    /// The file a turn locks, closing the files no turn uses any more.
+    private func currentFileForTurn() throws(DocumentError) -> DocumentFile {
+        lock.lock()
+        defer { lock.unlock() }
+        // Files a look without the turn moved away from: no turn can use them now.
+        for old in retired { old.close() }
+        retired = []
+        if let followFailure { throw followFailure }
+        if let broken { throw broken }
+        guard let file else { throw .closed(path: path) }
+        return file
+    }
+
+    /// Publishes what a fetch's check compares (`Look`), with `lock` held: the
+    /// current descriptor and state, and the file's status as last examined (when
+    /// `examined` is given; else as it is now, when the document moved since).
+    func refreshLook(examined: DocumentFile.Status?) {
+        let status = examined ?? (lookNeedsStatus ? file?.status : nil)
+        lookNeedsStatus = false
+        lookLock.withLock {
+            look.descriptor = file?.descriptor ?? -1
+            look.active = following != nil && followFailure == nil && file != nil
+            look.waiting = pending != nil
+            if let status {
+                look.size = status.size
+                look.modified = status.modified
+            }
         }
     }
+
+    /// The last bytes before `length` in `source`, which a later look checks are
+    /// still there (`tailCheck`).
+    func rememberTail(of source: DocumentFile) throws(DocumentError) {
+        tailCheck = try source.read(at: length - Self.tailCheckBytes, count: Self.tailCheckBytes)
+    }
+
+    /// How many bytes before `length` a look compares: a frame's payload checksum
+    /// and the end of its payload.
+    static let tailCheckBytes = 8
 
     /// Moves to the file the path names now (a compaction elsewhere renamed it over
     /// this one) and reads it whole; in a turn, locked. With `lock` held.
@@ -175,6 +251,12 @@ extension Document {
             throw stopFollowing(.schemaMismatch(
                 path: path, reason: "another document, or another version of its schema, replaced the one this container opened"))
         }
+        // A writer of another format (a newer build's, say) cannot be followed: this
+        // one would append or compact in its own and drop what it does not know.
+        guard contents.formatMajor == following.formatMajor || isReadOnly,
+              !DocumentFormat.isNewer(major: contents.formatMajor, minor: contents.formatMinor) else {
+            throw stopFollowing(.unsupportedFormat(path: path, major: contents.formatMajor, minor: contents.formatMinor))
+        }
         if inTurn, contents.validLength < bytes.count {
             try Self.keepTornTail(Array(bytes[contents.validLength...]), of: path, at: contents.validLength)
             try source.truncate(to: contents.validLength)
@@ -185,7 +267,9 @@ extension Document {
             let old = file
             file = source
             if !isReadOnly { try? source.claim(.shared) }
-            old?.close()
+            // Outside a turn, `takeTurn` may be waiting for the old file's lock: it
+            // finds the file changed, and the next turn closes it.
+            if inTurn { old?.close() } else if let old { retired.append(old) }
         }
         length = contents.validLength
         generation = contents.version.generation
@@ -197,6 +281,8 @@ extension Document {
         running = nil
         self.following = (following.schema, contents.formatMajor)
         pending = .replaced(contents.version)
+        tailCheck = Array(bytes[(length - Self.tailCheckBytes)..<length])
+        lookNeedsStatus = true
     }
 
     /// Reads the frames `source` holds past `length` into `pending`. A frame that
@@ -204,9 +290,17 @@ extension Document {
     /// (a frame another writer retracted): it is read whole then. With `lock` held.
     private func catchUp(from source: DocumentFile, inTurn: Bool) throws(DocumentError) {
         guard let following else { return }
-        guard let size = source.sizeAndLinks?.size else { throw .io(operation: "fstat", path: path, errno: errno) }
-        if size == length { return }
-        if size < length { return try reread(source, inTurn: inTurn) }
+        guard let status = source.status else { throw .io(operation: "fstat", path: path, errno: errno) }
+        let size = status.size
+        // The frames this document read end as they did: none was cut off and
+        // replaced by another writer's (else the file is read whole).
+        guard size >= length, try source.read(at: length - Self.tailCheckBytes, count: Self.tailCheckBytes) == tailCheck else {
+            return try reread(source, inTurn: inTurn)
+        }
+        if size == length {
+            refreshLook(examined: status)
+            return
+        }
         let bytes = try source.read(at: length, count: size - length)
         var offset = 0
         var budget = DocumentFormat.expansionBudget(fileSize: size)
@@ -231,6 +325,7 @@ extension Document {
                     try source.truncate(to: length + offset)
                     try source.sync()
                     noteRecovery()
+                    lookNeedsStatus = true
                 }
                 break scanning
             case let .frame(frame):
@@ -267,7 +362,12 @@ extension Document {
                 offset += frame.length
             }
         }
-        guard !records.isEmpty else { return }
+        guard !records.isEmpty else {
+            // (A torn frame cut in a turn changed the file: its status is read again.)
+            refreshLook(examined: lookNeedsStatus ? nil : status)
+            return
+        }
+        tailCheck = Array(bytes[(offset - Self.tailCheckBytes)..<offset])
         length += offset
         generation = last
         _journalFrames += records.count
@@ -276,6 +376,7 @@ extension Document {
         // blobs stay.
         running?.appendedBlobs.formUnion(names)
         if pending == nil { pending = .saves(records) } else { pending!.merge(.saves(records)) }
+        refreshLook(examined: lookNeedsStatus ? nil : status)
     }
 
     /// Counts a crashed writer's torn frame cut in a turn as a recovery (at `attach`,
@@ -287,6 +388,7 @@ extension Document {
     /// Stops following with `error`, which the next save throws.
     private func stopFollowing(_ error: DocumentError) -> DocumentError {
         followFailure = error
+        refreshLook(examined: nil)
         return error
     }
 

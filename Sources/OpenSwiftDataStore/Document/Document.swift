@@ -80,6 +80,17 @@ public final class Document: @unchecked Sendable {
     let turnLock = NSLock()
     /// Whether this process holds its turn (`beginTurn` to `endTurn`).
     var turnHeld = false
+    /// Guards `look`, what a fetch's check reads without `lock`.
+    let lookLock = NSLock()
+    var look = Look()
+    /// Whether `refreshLook` must read the file's status anew (the file or its
+    /// length changed in a way no look examined).
+    var lookNeedsStatus = false
+    /// The last `tailCheckBytes` bytes before `length`, as this document wrote or
+    /// read them: a look trusts the frames it read only while they are still there.
+    var tailCheck: [UInt8] = []
+    /// Files a look without the turn moved away from, closed by the next turn.
+    var retired: [DocumentFile] = []
     /// Whether appends may skip generations: set for the documents of a group,
     /// whose frames then name their predecessor (`CommitRecord.previous`).
     public internal(set) var generationsMaySkip = false
@@ -163,7 +174,9 @@ public final class Document: @unchecked Sendable {
     /// (a migration plan, in the API) does it between them, with no call from the
     /// engine back into its caller:
     ///
-    /// 1. `read` reads the file and, when writable, takes its lock; it writes
+    /// 1. `read` reads the file and, when writable, claims it and takes its lock (a
+    ///    sharing writer whose open rewrites nothing reads without the lock, and
+    ///    `finish` takes a turn to read what others appended meanwhile); it writes
     ///    nothing but a new empty document where there was none. `contents` is what
     ///    the file holds.
     /// 2. `finish` makes the document: it cuts a torn tail (keeping the bytes
@@ -185,7 +198,7 @@ public final class Document: @unchecked Sendable {
         /// Whether `read` read the file without its lock (a sharing writer's open
         /// that rewrites nothing): `finish` takes a turn to catch up.
         let unlocked: Bool
-        /// The open file: locked when writable.
+        /// The open file: claimed when writable, and locked unless `unlocked`.
         let file: DocumentFile?
         /// The file's length when read: bytes past `contents.validLength` are a torn tail.
         let tail: [UInt8]
@@ -257,17 +270,17 @@ public final class Document: @unchecked Sendable {
                 // what they appended meanwhile. An open that rewrites the file (a
                 // migration, a drifted schema, an older format) reads under the lock, so
                 // no frame of the old schema can follow what it read.
-                if sharing, !asStored {
-                    let bytes = try file.readAll()
-                    let contents = try DocumentReader.read(
-                        bytes: bytes, path: path, expected: expected, blobs: .load, migrating: hints, progress: progress)
-                    if !contents.needsRewrite, contents.formatMajor == DocumentFormat.major,
-                       !DocumentFormat.isNewer(major: contents.formatMajor, minor: contents.formatMinor) {
-                        try refuseEntitiesKeptElsewhere(contents)
-                        return Opening(
-                            contents: contents, path: path, readOnly: false, durability: durability,
-                            generationsMaySkip: generationsMaySkip, sharing: true, file: file, tail: [], unlocked: true)
-                    }
+                // (A read that fails here, say a blob another writer's compaction just
+                // collected, is tried again under the lock.)
+                if sharing, !asStored, let bytes = try? file.readAll(),
+                   let contents = try? DocumentReader.read(
+                       bytes: bytes, path: path, expected: expected, blobs: .load, migrating: hints, progress: progress),
+                   !contents.needsRewrite, contents.formatMajor == DocumentFormat.major,
+                   !DocumentFormat.isNewer(major: contents.formatMajor, minor: contents.formatMinor) {
+                    try refuseEntitiesKeptElsewhere(contents)
+                    return Opening(
+                        contents: contents, path: path, readOnly: false, durability: durability,
+                        generationsMaySkip: generationsMaySkip, sharing: true, file: file, tail: [], unlocked: true)
                 }
                 try file.lockExclusively(patience: sharing ? DocumentFile.turnPatience : DocumentFile.lockPatience)
                 // A compaction elsewhere may have renamed a new file over the path meanwhile.
@@ -313,6 +326,15 @@ public final class Document: @unchecked Sendable {
                 // (A writer rewrites a file of another entity order below; a reader of
                 // one would have to map every frame, and stays with what it read.)
                 document.following = (contents.schema, readOnly ? contents.formatMajor : DocumentFormat.major)
+                if let file {
+                    // What the first look checks is still there; it examines the file
+                    // (no modification time matches the one given), as every later one.
+                    document.lock.withLock {
+                        document.tailCheck = (try? file.read(
+                            at: contents.validLength - Document.tailCheckBytes, count: Document.tailCheckBytes)) ?? []
+                        document.refreshLook(examined: .init(size: contents.validLength, links: 1, modified: timespec()))
+                    }
+                }
             }
             guard let file, !readOnly else { return (document, contents.version) }
             document.isShared = sharing
@@ -326,19 +348,19 @@ public final class Document: @unchecked Sendable {
                 // Keep what is cut off beside the document, synced, before cutting it:
                 // a checksum failure in a whole last frame may be damage, not a torn write.
                 try keepTornTail(tail, of: path, at: contents.validLength)
+                // (Cut before a rewrite too: a shared document's compaction reads the
+                // file's end in its turn, and would keep the tail a second time.)
+                try file.truncate(to: contents.validLength)
+                try file.sync()
             }
             if contents.needsRewrite || contents.formatMajor < DocumentFormat.major
                 || (generationsMaySkip && contents.formatMinor < DocumentFormat.minor) {
                 // Journal frames name entities and slots by position: put the file in the
-                // application's order, or its migrated schema, first (the fresh snapshot
-                // leaves any torn tail behind).
+                // application's order, or its migrated schema, first.
                 // An older format is converted the same way, once (so a document without a
                 // store identifier gets one, and one without history a place for it): compaction writes a new file beside it and
                 // renames it over, so a crash keeps one of the two.
                 try document.compact(contents.version)
-            } else if !tail.isEmpty {
-                try file.truncate(to: contents.validLength)
-                try file.sync()
             }
             removeLeftovers(of: path)
             return (document, contents.version)
@@ -454,6 +476,10 @@ public final class Document: @unchecked Sendable {
             length += frame.count
             generation = record.generation
             _journalFrames += 1
+            if following != nil {
+                tailCheck = Array(frame.suffix(Self.tailCheckBytes))
+                refreshLook(examined: file.status)
+            }
         }
     }
 
@@ -501,6 +527,10 @@ public final class Document: @unchecked Sendable {
             self.generation = last.generation
             _journalFrames -= 1
             lastAppend = nil
+            if following != nil {
+                try rememberTail(of: file)
+                refreshLook(examined: file.status)
+            }
         }
     }
 
@@ -622,7 +652,8 @@ public final class Document: @unchecked Sendable {
             do {
                 snapshot = try Self.writeSnapshot(
                     version, identifier: storeIdentifier, schemaVersion: schemaVersion, to: temporary, blobs: blobs,
-                    compressionWorkers: BackgroundThread.compressionWorkers, referenced: { referenced.insert($0) })
+                    compressionWorkers: BackgroundThread.compressionWorkers, removingCreatedBlobs: !isShared,
+                    referenced: { referenced.insert($0) })
             } catch {
                 lock.withLock {
                     if running?.number == mine { running = nil }
@@ -636,24 +667,36 @@ public final class Document: @unchecked Sendable {
             // appended meanwhile, which the new file must keep too.
             if isShared { turnLock.lock() }
             defer { if isShared { turnLock.unlock() } }
-            let replaced = lock.withLock { () -> DocumentFile? in
-                if isShared, running?.number == mine, broken == nil, file != nil {
-                    do throws(DocumentError) {
-                        try takeFileTurn()
-                    } catch {
+            var inTurn = false
+            if isShared, lock.withLock({ running?.number == mine && broken == nil && file != nil }) {
+                do throws(DocumentError) {
+                    try takeTurn()
+                    inTurn = true
+                } catch {
+                    lock.withLock {
                         if running?.number == mine { running = nil }
                         compactionFailedAt = length
                         metrics?.compactionFailed()
                     }
                 }
-                // (What is the file then, the new one or the old, is unlocked as the turn ends.)
-                defer { if isShared { file?.unlock() } }
+            }
+            let replaced = lock.withLock { () -> DocumentFile? in
+                // (Whichever file is the document's then, the new one or the old, is
+                // unlocked as the turn ends.)
+                defer {
+                    if inTurn {
+                        turnHeld = false
+                        file?.unlock()
+                    }
+                }
                 guard let run = running, run.number == mine, broken == nil, file != nil else {
                     // Called off (a retracted frame, the file replaced by another
                     // writer), or saves stopped or the document closed meanwhile: the
                     // snapshot is not the file's.
                     if running?.number == mine { running = nil }
-                    Self.discard(snapshot, at: temporary, keepingBlobs: fileBlobs, of: blobs)
+                    // (Blobs of a shared document go only in a turn: another writer may
+                    // have named one this snapshot stored meanwhile.)
+                    Self.discard(snapshot, at: temporary, keepingBlobs: fileBlobs, of: blobs, removingBlobs: !isShared)
                     return nil
                 }
                 running = nil
@@ -701,10 +744,13 @@ public final class Document: @unchecked Sendable {
     typealias WrittenSnapshot = (file: DocumentFile, length: Int, createdBlobs: [String])
 
     /// Closes and removes `snapshot`, and the blob files only it made.
-    static func discard(_ snapshot: WrittenSnapshot, at temporary: String, keepingBlobs named: Set<String>, of blobs: BlobStore) {
+    static func discard(
+        _ snapshot: WrittenSnapshot, at temporary: String, keepingBlobs named: Set<String>, of blobs: BlobStore,
+        removingBlobs: Bool = true
+    ) {
         snapshot.file.close()
         DocumentFile.remove(temporary)
-        blobs.remove(snapshot.createdBlobs.filter { !named.contains($0) })
+        if removingBlobs { blobs.remove(snapshot.createdBlobs.filter { !named.contains($0) }) }
     }
 
     /// Makes `snapshot` (written at `temporary`, naming the blobs `referenced`) the
@@ -749,6 +795,11 @@ public final class Document: @unchecked Sendable {
         file = fresh
         let moved = snapshot.length - run.start
         length += moved
+        if following != nil {
+            // (The new file ends with the same frames, or the snapshot's end.)
+            tailCheck = (try? fresh.read(at: length - Self.tailCheckBytes, count: Self.tailCheckBytes)) ?? []
+            refreshLook(examined: fresh.status)
+        }
         _snapshotLength = snapshot.length
         _journalFrames -= run.frames
         compactionFailedAt = nil
@@ -861,8 +912,8 @@ public final class Document: @unchecked Sendable {
     /// its frames beside the encoding one (nil: as many as keep the cores busy).
     private static func writeSnapshot(
         _ version: StoreVersion, identifier: UUID, schemaVersion: SchemaVersionStamp?, to path: String, blobs: BlobStore,
-        formatMinor: Int = 0, compressionWorkers: Int? = nil, progress: DocumentProgress = { _, _ in },
-        referenced: (String) -> Void = { _ in }
+        formatMinor: Int = 0, compressionWorkers: Int? = nil, removingCreatedBlobs: Bool = true,
+        progress: DocumentProgress = { _, _ in }, referenced: (String) -> Void = { _ in }
     ) throws(DocumentError) -> WrittenSnapshot {
         DocumentFile.remove(path)
         // The blob files this snapshot made (none that were there already).
@@ -895,8 +946,8 @@ public final class Document: @unchecked Sendable {
             file.close()
             DocumentFile.remove(path)
             // A failed snapshot leaves no blob of its own behind (a full disk stays
-            // as full as it was).
-            blobs.remove(created)
+            // as full as it was), unless it is written outside a shared document's turn.
+            if removingCreatedBlobs { blobs.remove(created) }
             throw error
         }
     }
@@ -932,8 +983,12 @@ public final class Document: @unchecked Sendable {
     public func close() {
         compactions.wait()
         lock.withLock {
+            following = nil
+            refreshLook(examined: nil)
             file?.close()
             file = nil
+            for old in retired { old.close() }
+            retired = []
         }
     }
 
@@ -947,6 +1002,7 @@ public final class Document: @unchecked Sendable {
             blobs.removeAll()
             open.close()
             file = nil
+            refreshLook(examined: nil)
             try DocumentFile.syncDirectory(Self.directory(of: path))
         }
     }

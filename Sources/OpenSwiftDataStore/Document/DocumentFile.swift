@@ -120,11 +120,19 @@ final class DocumentFile {
     /// `F_OFD_SETLK` (Linux 3.15), which Glibc's module does not export.
     private static let setOpenFileDescriptionLock: Int32 = 37
 
-    /// The file's size and link count, in one `fstat`: what a follower checks before
-    /// every fetch (a renamed-over or deleted file has no link left).
-    var sizeAndLinks: (size: Int, links: Int)? {
+    /// What a follower of the file looks at (`Document+Sharing.swift`): a renamed-over
+    /// or deleted file has no link left.
+    struct Status {
+        var size: Int
+        var links: Int
+        var modified: timespec
+    }
+
+    /// The file's status, in one `fstat`.
+    var status: Status? {
         var info = stat()
-        return fstat(descriptor, &info) == 0 ? (Int(info.st_size), Int(info.st_nlink)) : nil
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        return Status(size: Int(info.st_size), links: Int(info.st_nlink), modified: info.st_mtim)
     }
 
     /// Whether `path` still names this file.

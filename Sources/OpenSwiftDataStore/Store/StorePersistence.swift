@@ -3,7 +3,8 @@ import Foundation
 /// Where a store's commits are recorded before they are published: one document
 /// (`Document`), or several that share its entities (`DocumentGroup`).
 ///
-/// The store calls every method from its serial commit path.
+/// The store calls every method from its serial commit path, except
+/// `hasOtherSaves`, which a fetch asks on any thread.
 public protocol StorePersistence: AnyObject, Sendable {
     /// Records `record`, a commit of a store of `schema`, durably as the
     /// durability says. When it throws, nothing of the commit is recorded.
