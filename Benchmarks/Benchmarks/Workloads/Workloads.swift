@@ -1,4 +1,4 @@
-// Registers the workloads of WorkloadKit (BENCHMARKS.md's W1–W10, M1; see
+// Registers the workloads of WorkloadKit (BENCHMARKS.md's W1–W10, W12, M1; see
 // Sources/WorkloadKit/Workloads.swift) with package-benchmark. Run with Scripts/bench.sh.
 import Benchmark
 import WorkloadKit
