@@ -141,7 +141,7 @@ extension Document {
     func takeTurn() throws(DocumentError) {
         for _ in 0..<8 {
             let current = try currentFileForTurn()
-            try current.lockExclusively(patience: DocumentFile.turnPatience)
+            try current.lockForTurn(patience: DocumentFile.turnPatience)
             lock.lock()
             defer { lock.unlock() }
             // A look without the turn may have moved to a new file meanwhile.
@@ -218,7 +218,7 @@ extension Document {
                 throw stopFollowing(.notFound(path: path))
             }
             if inTurn {
-                try fresh.lockExclusively(patience: DocumentFile.turnPatience)
+                try fresh.lockForTurn(patience: DocumentFile.turnPatience)
                 guard fresh.isStillAtPath else {
                     fresh.close()
                     continue

@@ -282,7 +282,11 @@ public final class Document: @unchecked Sendable {
                         contents: contents, path: path, readOnly: false, durability: durability,
                         generationsMaySkip: generationsMaySkip, sharing: true, file: file, tail: [], unlocked: true)
                 }
-                try file.lockExclusively(patience: sharing ? DocumentFile.turnPatience : DocumentFile.lockPatience)
+                if sharing {
+                    try file.lockForTurn(patience: DocumentFile.turnPatience)
+                } else {
+                    try file.lockExclusively(patience: DocumentFile.lockPatience)
+                }
                 // A compaction elsewhere may have renamed a new file over the path meanwhile.
                 guard file.isStillAtPath else {
                     file.close()

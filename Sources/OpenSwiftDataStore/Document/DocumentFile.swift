@@ -72,6 +72,50 @@ final class DocumentFile {
         }
     }
 
+    /// Takes the advisory write lock for a writer's turn, waiting for it in a
+    /// blocking `flock` (on a thread of its own, so the wait can end after `patience`
+    /// with `.locked`): the kernel wakes the waiter the moment the holder releases the
+    /// lock, where a poll that sleeps between tries finds a writer saving back to back
+    /// holding it almost every time (W12: p99 1.6 s, max 7.6 s when polling; 0.95 ms
+    /// and 2.6 ms blocking). The descriptor must stay open while it waits: the
+    /// caller holds the turn lock, and only a turn closes a document's old files.
+    func lockForTurn(patience: useconds_t) throws(DocumentError) {
+        if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return }
+        guard errno == EWOULDBLOCK || errno == EINTR else { throw .io(operation: "flock", path: path, errno: errno) }
+        /// 0 waiting, 1 taken, 2 given up (the waiter releases what it takes after).
+        let outcome = Locked(0)
+        let taken = DispatchSemaphore(value: 0)
+        let fd = descriptor
+        let failure = Locked<Int32>(0)
+        Thread {
+            var result: Int32
+            repeat { result = flock(fd, LOCK_EX) } while result != 0 && errno == EINTR
+            let code = result == 0 ? 0 : errno
+            let abandoned = outcome.withLock { state -> Bool in
+                if state == 2 { return true }
+                state = 1
+                return false
+            }
+            if abandoned {
+                if code == 0 { _ = flock(fd, LOCK_UN) }
+                return
+            }
+            failure.withLock { $0 = code }
+            taken.signal()
+        }.start()
+        if taken.wait(timeout: .now() + .microseconds(Int(patience))) == .timedOut {
+            let gaveUp = outcome.withLock { state -> Bool in
+                if state == 1 { return false }
+                state = 2
+                return true
+            }
+            if gaveUp { throw .locked(path: path) }
+            taken.wait()
+        }
+        let code = failure.withLock { $0 }
+        if code != 0 { throw .io(operation: "flock", path: path, errno: code) }
+    }
+
     /// Releases the advisory write lock (`lockExclusively`).
     func unlock() {
         _ = flock(descriptor, LOCK_UN)
