@@ -91,6 +91,9 @@ public final class Document: @unchecked Sendable {
     var tailCheck: [UInt8] = []
     /// Files a look without the turn moved away from, closed by the next turn.
     var retired: [DocumentFile] = []
+    /// The frame a shared document's `append` wrote and has not synced yet: where it
+    /// starts and ends, and the generation before it (`syncAfterTurn`).
+    var unsynced: (file: DocumentFile, start: Int, end: Int, generation: UInt64)?
     /// Whether appends may skip generations: set for the documents of a group,
     /// whose frames then name their predecessor (`CommitRecord.previous`).
     public internal(set) var generationsMaySkip = false
@@ -461,7 +464,11 @@ public final class Document: @unchecked Sendable {
                 cutBack(file, to: length, forgetting: created)
                 throw error
             }
-            if _durability == .full {
+            if _durability == .full, isShared {
+                // Synced after the turn (`syncAfterTurn`): the next writer appends while
+                // this fsync runs, and one fsync of the file covers both frames.
+                unsynced = (file, length, length + frame.count, generation)
+            } else if _durability == .full {
                 do throws(DocumentError) {
                     try file.sync()
                 } catch {

@@ -85,7 +85,8 @@ public final class Store: Sendable {
         commitPath.lock()
         defer { commitPath.unlock() }
         try beginTurn()
-        defer { persistence?.endTurn() }
+        var inTurn = true
+        defer { if inTurn { persistence?.endTurn() } }
         let old = current
         var version = old
         // The journal's rows are gathered as the commit writes them (`JournalRows`).
@@ -96,7 +97,7 @@ public final class Store: Sendable {
             from: old, to: version, inserted: result.inserted, written: result.written, deleted: result.deleted,
             author: changes.author, preserved: tombstoneSlots.withLock { $0 }, timestamp: timestamp)
         if let transaction { version.history.append(transaction) }
-        try publish(version, record: CommitRecord(
+        try publish(version, inTurn: &inTurn, record: CommitRecord(
             from: old, to: version, gathered: journal ?? JournalRows(capacity: 0), deleted: result.deleted,
             author: changes.author, timestamp: timestamp, transaction: transaction))
         result.version = version
@@ -104,17 +105,28 @@ public final class Store: Sendable {
     }
 
     /// Journals `record` (when there is a document), then publishes `version`.
-    /// The caller holds the commit path.
-    private func publish(_ version: StoreVersion, record: @autoclosure () -> CommitRecord) throws(StoreError) {
+    /// The caller holds the commit path, and the turn (`inTurn`), which this ends
+    /// before a shared document syncs the record (`syncAfterTurn`).
+    private func publish(
+        _ version: StoreVersion, inTurn: inout Bool, record: @autoclosure () -> CommitRecord
+    ) throws(StoreError) {
         if let persistence {
             do {
                 try persistence.append(record(), schema: schema)
             } catch {
                 throw .document(error)
             }
-            // The save is durable already; a failed compaction leaves the journal as
-            // it was, and the document waits for more growth before trying again.
+            // A failed compaction leaves the journal as it was, and the document waits
+            // for more growth before trying again. (It begins in the turn: it collects
+            // blobs.)
             persistence.compactIfWanted(version)
+            persistence.endTurn()
+            inTurn = false
+            do {
+                try persistence.syncAfterTurn()
+            } catch {
+                throw .document(error)
+            }
         }
         published.withLock { $0 = version }
         commitSignal.signal()
@@ -131,14 +143,15 @@ public final class Store: Sendable {
         defer { commitPath.unlock() }
         guard !generations.isEmpty else { return [] }
         try beginTurn()
-        defer { persistence?.endTurn() }
+        var inTurn = true
+        defer { if inTurn { persistence?.endTurn() } }
         let old = current
         var version = old
         let removed = version.history.remove(generations: generations)
         guard !removed.isEmpty else { return [] }
         version.generation += 1
         let pruning = (horizon: version.history.horizon, generations: removed)
-        try publish(version, record: CommitRecord(
+        try publish(version, inTurn: &inTurn, record: CommitRecord(
             generation: version.generation, timestamp: Date(), author: nil, nextRawIDs: [], puts: [], deletes: [],
             pruning: pruning))
         return removed

@@ -38,6 +38,9 @@ public protocol StorePersistence: AnyObject, Sendable {
     /// and `takeOtherSaves` gives everything they recorded before it.
     func beginTurn() throws(DocumentError)
     func endTurn()
+    /// Makes the record `append` wrote in the turn just ended durable, when the
+    /// persistence syncs after the turn (a shared document); nothing otherwise.
+    func syncAfterTurn() throws(DocumentError)
     /// Waits until no work of the persistence's own runs in the background (a
     /// compaction), whose last step needs a turn: before a turn that compacts,
     /// empties or erases.
@@ -50,6 +53,7 @@ extension StorePersistence {
     public func takeOtherSaves() -> OtherSaves? { nil }
     public func beginTurn() throws(DocumentError) {}
     public func endTurn() {}
+    public func syncAfterTurn() throws(DocumentError) {}
     public func settle() {}
 }
 
