@@ -45,13 +45,6 @@ let package = Package(
             name: "Profile",
             dependencies: ["WorkloadKit"]
         ),
-        // W12's other writer: a second process saving on the benchmark's document. Not a
-        // dependency of the benchmark (package-benchmark builds only that), so
-        // Scripts/bench.sh builds it; the benchmark finds it beside its own executable.
-        .executableTarget(
-            name: "SharedSaver",
-            dependencies: ["WorkloadKit"]
-        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -57,9 +57,6 @@ mkdir -p "$export_dir"
 
 echo "bench.sh: N = $n, W6 N = $n_w6, W7 $w7_saves saves, W10 8 x $per_writer; results -> ${out#$root/}"
 start=$SECONDS
-# W12's other writer, which the benchmark starts from beside its own executable:
-# package-benchmark builds only the benchmark target.
-swift build --package-path Benchmarks -c release --product SharedSaver
 # --time-units nanoseconds: the export then holds ns and bytes, unrounded.
 log="$root/Benchmarks/.build/bench-run.log"
 swift package --package-path Benchmarks --allow-writing-to-package-directory benchmark run \

@@ -398,7 +398,7 @@ def main():
         "vs one `ZSTD_compress` at level 3 of the same snapshot stored uncompressed "
         "(`Document.uncompressedSnapshot`); throughput is those uncompressed bytes over the time. W12: two processes save at once on "
         "one file of 10,000 trips (each save one changed trip, ours `.full`, SQLite a one-row UPDATE in "
-        "a `BEGIN IMMEDIATE` transaction with a busy timeout); the other process (`SharedSaver`) saves "
+        "a `BEGIN IMMEDIATE` transaction with a busy timeout); the other process (the benchmark binary started again) saves "
         "back to back, and the times are this process's saves, against the same saves with no other "
         "writer (\"one writer\"); W12 catch-up is W2's loop of 10,000 lookups on a writable document "
         "container nobody else writes (each fetch's catch-up is one `fstat`) against the same trips "

@@ -13,6 +13,8 @@
 import Foundation
 import WorkloadKit
 
+// W12 starts this executable again as its other writer.
+OtherWriter.runIfAsked()
 let arguments = CommandLine.arguments.dropFirst()
 guard let name = arguments.first, let workload = Workload.all.first(where: { $0.name == name }) else {
     print("usage: Profile <workload> [iterations]; workloads:")

@@ -2,9 +2,10 @@
 //
 // W12 saves: two processes save single-row changes on one document at the same time,
 // `.full` durability on both. This process saves once per package-benchmark iteration (W7's
-// save, p50); the other writer is the `SharedSaver` executable of this package, which
-// `Scripts/bench.sh` builds beside the benchmark (package-benchmark builds only the
-// benchmark target), saving as fast as it can until its stdin closes. "W12 ours alone"
+// save, p50); the other writer is this same executable started again with
+// `OtherWriter.kindVariable` set (`OtherWriter.runIfAsked`, which the benchmark and Profile
+// call first), saving as fast as it can until its stdin closes. (A separate executable
+// cost CI a second release build of the engine and its dependencies.) "W12 ours alone"
 // and "W12 sqlite alone" are the same saves with no other writer: the one-writer baseline
 // in the same run. The peer is SQLite in WAL mode with `synchronous = FULL`, each save a
 // one-row UPDATE in a `BEGIN IMMEDIATE` transaction, the other writer a second SQLite
@@ -17,6 +18,7 @@
 // N is 10,000 trips for both, whatever BENCH_N: the saves and the lookups must stay quick,
 // and W7 measures how a save grows with N. Saves per benchmark: BENCH_W7_SAVES (W7's).
 import Foundation
+import Synchronization
 import GRDB
 import SwiftData
 import TripData
@@ -270,7 +272,7 @@ final class SharedSQLiteSaveLoop: @unchecked Sendable {
     }
 }
 
-/// W12's other writer, as the `SharedSaver` executable runs it: opens the document (or
+/// W12's other writer, as `runIfAsked` runs it: opens the document (or
 /// SQLite file) at `path`, then changes one trip's price and saves, again and again, until
 /// `shouldStop`. It changes the trips of `SharedFixture.otherTrips`, the k-th save writing
 /// `SharedFixture.otherPrice(k)`, so the benchmark can read its saves back.
@@ -284,6 +286,43 @@ public enum OtherWriter {
 
     /// How often `progress` is called: every this many saves.
     public static let progressInterval = 20
+
+    /// The environment variables that make an executable of this package W12's other
+    /// writer: the kind, and the file it saves on.
+    static let kindVariable = "OSD_W12_OTHER_WRITER"
+    static let pathVariable = "OSD_W12_FILE"
+
+    /// Set when stdin reaches its end: the loop stops after the save under way.
+    private static let inputClosed = Atomic<Bool>(false)
+
+    /// When this process was started as W12's other writer (`OtherWriterProcess` starts
+    /// its own executable again with `kindVariable` and `pathVariable` set), saves until
+    /// its stdin closes, printing "opened", "saves K" every `progressInterval` saves and
+    /// "stopped K", and exits; otherwise returns at once. What the benchmark and Profile
+    /// do first.
+    public static func runIfAsked() {
+        let environment = ProcessInfo.processInfo.environment
+        guard let requested = environment[kindVariable] else { return }
+        func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+        guard let kind = Kind(rawValue: requested), let path = environment[pathVariable] else {
+            FileHandle.standardError.write(Data("\(kindVariable) must be ours or sqlite, with \(pathVariable) the file\n".utf8))
+            exit(2)
+        }
+        Thread.detachNewThread {
+            while !FileHandle.standardInput.availableData.isEmpty {}
+            inputClosed.store(true, ordering: .relaxed)
+        }
+        do {
+            let saves = try run(
+                kind, path: path, shouldStop: { inputClosed.load(ordering: .relaxed) },
+                opened: { say("opened") }, progress: { say("saves \($0)") })
+            say("stopped \(saves)")
+            exit(0)
+        } catch {
+            FileHandle.standardError.write(Data("W12's other writer: \(error)\n".utf8))
+            exit(1)
+        }
+    }
 
     /// Calls `opened` once it can save, `progress(k)` after every `progressInterval`-th
     /// save k, and returns the saves it made.
@@ -320,7 +359,8 @@ public enum OtherWriter {
     }
 }
 
-/// The `SharedSaver` process beside this one: started on a file, it says "opened" once it
+/// W12's other writer, this executable started again (`OtherWriter.runIfAsked`): started on
+/// a file, it says "opened" once it
 /// can save, "saves K" as it goes, and "stopped K" when its stdin closes.
 final class OtherWriterProcess: @unchecked Sendable {
     /// The custom metric W12 records: the other writer's saves so far.
@@ -343,7 +383,9 @@ final class OtherWriterProcess: @unchecked Sendable {
     static func start(_ kind: OtherWriter.Kind, path: String) throws -> OtherWriterProcess {
         let writer = OtherWriterProcess()
         writer.process.executableURL = try executable()
-        writer.process.arguments = [kind.rawValue, path]
+        writer.process.arguments = []
+        writer.process.environment = ProcessInfo.processInfo.environment.merging(
+            [OtherWriter.kindVariable: kind.rawValue, OtherWriter.pathVariable: path]) { _, new in new }
         writer.process.standardInput = writer.input
         writer.process.standardOutput = writer.output
         try writer.process.run()
@@ -355,22 +397,17 @@ final class OtherWriterProcess: @unchecked Sendable {
         while !writer.opened && !writer.ended {
             guard writer.state.wait(until: deadline) else { break }
         }
-        try check(writer.opened, "the other writer (SharedSaver \(kind.rawValue)) opened \(path)")
+        try check(writer.opened, "the other writer (\(kind.rawValue)) opened \(path)")
         return writer
     }
 
-    /// `SharedSaver`, next to this executable (the benchmark's or Profile's) or one folder up.
-    /// (`Bundle.main`, which reads /proc/self/exe: package-benchmark starts the benchmark
-    /// with a bare name in `argv[0]`.)
+    /// This executable (the benchmark's or Profile's). (`Bundle.main`, which reads
+    /// /proc/self/exe: package-benchmark starts the benchmark with a bare name in `argv[0]`.)
     static func executable() throws -> URL {
-        let own = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
-        let folder = own.resolvingSymlinksInPath().deletingLastPathComponent()
-        for candidate in [folder, folder.deletingLastPathComponent()] {
-            let url = candidate.appendingPathComponent("SharedSaver")
-            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        guard let own = Bundle.main.executableURL else {
+            throw CheckFailed(description: "W12 cannot find its own executable to start the other writer")
         }
-        throw CheckFailed(description: "SharedSaver not found beside \(folder.path): "
-            + "swift build --package-path Benchmarks -c release --product SharedSaver (Scripts/bench.sh does)")
+        return own
     }
 
     /// The saves the helper has reported so far; throws if it ended.
