@@ -95,6 +95,10 @@ import Testing
                 trip.price = Double(1_000 + step)
                 // (The fetch gave the rows as they are now: the reference's.)
                 pending[c].append(.edit(name: trip.name, incarnation: row.incarnation, price: trip.price))
+            case 6 where step % 2 == 0:
+                // Another writer's compaction: the others move to the new file with
+                // their unsaved changes.
+                try containers[c].compactDocument()
             case 6:
                 let trips = try context.fetch(FetchDescriptor<Trip>()).filter { trip in
                     reference.trips[trip.name] != nil && !context.insertedModelsArray.contains { $0 === trip }

@@ -148,8 +148,8 @@ import Testing
         let reader = try Probe([url.path, "--follow", "2"])
         var reads = 0
         while writer.process.isRunning {
-            let contents = try DocumentReader.read(path: url.path, blobs: .skip)
-            #expect(contents.tornTail == nil || contents.validLength > 0)
+            // (It throws on anything but whole frames and a torn last one.)
+            _ = try DocumentReader.read(path: url.path, blobs: .skip)
             reads += 1
         }
         let writerLines = writer.finish(), readerLines = reader.finish()

@@ -39,6 +39,12 @@ import Testing
         #expect(rome.count == 1)
         let oslo = try first.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Oslo" }))
         #expect(oslo.first?.destination == "Norway")
+        // `model(for:)` of a row another writer saved since, in a context that never saw it.
+        second.insert(Trip(name: "Bergen", destination: "Norway"))
+        try second.save()
+        let bergen = try #require(try second.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Bergen" })).first)
+        let fresh = ModelContext(first.container)
+        #expect((fresh.model(for: bergen.persistentModelID) as? Trip)?.name == "Bergen")
     }
 
     @Test func registeredModelsTakeTheOtherWritersValuesAndKeepUnsavedChanges() throws {

@@ -288,7 +288,7 @@ public final class Document: @unchecked Sendable {
                 if sharing {
                     try file.lockForTurn(patience: DocumentFile.turnPatience)
                 } else {
-                    try file.lockExclusively(patience: DocumentFile.lockPatience)
+                    try file.lockExclusively()
                 }
                 // A compaction elsewhere may have renamed a new file over the path meanwhile.
                 guard file.isStillAtPath else {

@@ -58,14 +58,14 @@ final class DocumentFile {
     /// a closed container just released can look held for that instant, and a
     /// document reopened right after closing would fail now and then. A writer that
     /// really holds the document still gets `.locked`, a fraction of a second later.
-    func lockExclusively(patience: useconds_t = lockPatience) throws(DocumentError) {
+    func lockExclusively() throws(DocumentError) {
         var delay: useconds_t = 1_000
         var waited: useconds_t = 0
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else {
                 throw .io(operation: "flock", path: path, errno: errno)
             }
-            guard waited < patience else { throw .locked(path: path) }
+            guard waited < Self.lockPatience else { throw .locked(path: path) }
             usleep(delay)
             waited += delay
             delay = min(delay * 2, 32_000)
@@ -201,10 +201,10 @@ final class DocumentFile {
     /// names the file locked: compaction in another process may rename a new file
     /// over the path between the open and the lock (then that one is tried).
     /// Throws `.notFound` when there is no file, `.locked` when a writer holds it.
-    static func openLocked(_ path: String, patience: useconds_t = lockPatience) throws(DocumentError) -> DocumentFile {
+    static func openLocked(_ path: String) throws(DocumentError) -> DocumentFile {
         for _ in 0..<8 {
             let file = try open(path, writable: true)
-            try file.lockExclusively(patience: patience)
+            try file.lockExclusively()
             if let mine = file.identity, let current = identity(of: path), mine.0 == current.0, mine.1 == current.1 {
                 return file
             }
