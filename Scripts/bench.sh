@@ -5,7 +5,7 @@
 #   Scripts/bench.sh              full run, N = 1,000,000 trips (override with BENCH_N);
 #                                 writes Docs/BenchmarkResults.md, and the README's table
 #                                 between <!-- benchmark-results:begin/end --> when present
-#   Scripts/bench.sh --quick      smoke run, N = 10,000, W7 and W12 with 250 saves (CI): builds and
+#   Scripts/bench.sh --quick      smoke run, N = 10,000, W7 and W12 with 250 saves, W11 64 x 20 (CI): builds and
 #                                 runs every workload, checks results, asserts no times; writes
 #                                 Benchmarks/.build/BenchmarkResults-quick.md (never the README
 #                                 or Docs/BenchmarkResults.md)
@@ -32,6 +32,7 @@ done
 if [ "$quick" = 1 ]; then
     export BENCH_N=10000
     export BENCH_W7_SAVES=250
+    export BENCH_W11_SAVES=20
     out="$root/Benchmarks/.build/BenchmarkResults-quick.md"
     readme=()
 else

@@ -127,6 +127,63 @@ if arguments(count: 5, flag: "--share") || arguments(count: 4, flag: "--follow")
     }
 }
 
+// With --concurrent SAVERS, that many @ModelActors save at once into one container
+// (group commit): save K of saver S sets counter "cS" to K, inserts entry
+// S * 1,000,000 + K (every seventh one large, so kills tear frames) and deletes its
+// entry K - 10; it prints "ack S K" after each save. Saver 0 compacts every 25th
+// save. It runs until killed.
+if arguments(count: 4, flag: "--concurrent") {
+    let url = URL(fileURLWithPath: CommandLine.arguments[1])
+    do {
+        let container = try ModelContainer(for: CrashCounter.self, CrashEntry.self, configurations: ModelConfiguration(url: url))
+        container.documentCompactionPolicy = .init(ratio: 0.5, minimumJournalBytes: 1 << 20)
+        let savers = Int(CommandLine.arguments[3]) ?? 8
+        say("start")
+        for s in 0..<savers {
+            let saver = ConcurrentSaver(modelContainer: container)
+            Task.detached {
+                do {
+                    try await saver.run(as: s)
+                } catch {
+                    say("failed \(s) \(error)")
+                    exit(3)
+                }
+            }
+        }
+        while true { sleep(60) }
+    } catch {
+        FileHandle.standardError.write(Data("DocumentCrashProbe: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+@ModelActor actor ConcurrentSaver {
+    func run(as saver: Int) throws {
+        let name = "c\(saver)"
+        let counter: CrashCounter
+        if let existing = try modelContext.fetch(FetchDescriptor<CrashCounter>(predicate: #Predicate { $0.name == name })).first {
+            counter = existing
+        } else {
+            counter = CrashCounter(name: name, value: 0)
+            modelContext.insert(counter)
+        }
+        while true {
+            let k = counter.value + 1
+            counter.value = k
+            let number = saver * 1_000_000 + k
+            let text = k % 7 == 0 ? noise(bytes: 262_144, seed: UInt64(number)).base64EncodedString() : "c\(saver) \(k)"
+            modelContext.insert(CrashEntry(number: number, text: text))
+            let old = number - 10
+            for entry in try modelContext.fetch(FetchDescriptor<CrashEntry>(predicate: #Predicate { $0.number == old })) {
+                modelContext.delete(entry)
+            }
+            try modelContext.save()
+            say("ack \(saver) \(k)")
+            if saver == 0, k % 25 == 0 { try modelContainer.compactDocument() }
+        }
+    }
+}
+
 func arguments(count: Int, flag: String) -> Bool {
     CommandLine.arguments.count == count && CommandLine.arguments[2] == flag
 }

@@ -103,6 +103,39 @@ import Testing
         #expect(counter("openswiftdata_recoveries_total", labels) == 1)
     }
 
+    /// Group commit through the public API: sixteen `@ModelActor`s save at once with
+    /// the default durability (`.full`). Every save arrives, each actor reads its own
+    /// saves at once, and the fsyncs that made them durable are counted: never more
+    /// than the saves (how many fewer depends on how the saves overlap; the store
+    /// tests hold an fsync to count exactly).
+    @Test func concurrentSavesOfModelActorsAreCountedWithTheFsyncsTheyShared() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let name = "metered-\(UUID().uuidString)"
+        let url = folder.file("concurrent.store")
+        let actors = 16, saves = 20
+        do {
+            let container = try ModelContainer(for: MeteredTrip.self, configurations: ModelConfiguration(name, url: url))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for a in 0..<actors {
+                    let saver = MeteredSaver(modelContainer: container)
+                    group.addTask { try await saver.save(times: saves, as: "trip \(a)") }
+                }
+                try await group.waitForAll()
+            }
+        }
+        let labels = dimensions(name)
+        let saved = counter("openswiftdata_saves_total", labels)
+        let syncs = counter("openswiftdata_journal_syncs_total", labels)
+        #expect(saved == Int64(actors * (saves + 1)))
+        #expect(syncs >= 1 && syncs <= saved)
+        print("\(saved) concurrent saves, \(syncs) fsyncs")
+        let reopened = ModelContext(try ModelContainer(for: MeteredTrip.self, configurations: ModelConfiguration(url: url)))
+        let trips = try reopened.fetch(FetchDescriptor<MeteredTrip>(sortBy: [SortDescriptor(\.name)]))
+        #expect(trips.count == actors)
+        #expect(trips.allSatisfy { $0.price == Double(saves) })
+    }
+
     @Test func anInMemoryStoreIsLabelledSo() throws {
         let name = "metered-\(UUID().uuidString)"
         let container = try ModelContainer(
@@ -148,4 +181,26 @@ final class MeteredConfigurations: MetricsFactory {
     func destroyCounter(_ handler: any CounterHandler) {}
     func destroyRecorder(_ handler: any RecorderHandler) {}
     func destroyTimer(_ handler: any TimerHandler) {}
+}
+
+/// Saves one trip over and over: each save sets its price to the save's number.
+@ModelActor actor MeteredSaver {
+    func save(times: Int, as name: String) throws {
+        let trip = MeteredTrip(name: name, price: 0)
+        modelContext.insert(trip)
+        try modelContext.save()
+        for k in 1...times {
+            trip.price = Double(k)
+            try modelContext.save()
+            // Its own save is published when the save returns.
+            let fresh = ModelContext(modelContainer)
+            let stored = try fresh.fetch(FetchDescriptor<MeteredTrip>(predicate: #Predicate { $0.name == name })).first
+            guard stored?.price == Double(k) else { throw SaveNotSeen(name: name, save: k) }
+        }
+    }
+}
+
+struct SaveNotSeen: Error {
+    var name: String
+    var save: Int
 }

@@ -14,13 +14,16 @@ import Testing
     final class Probe: @unchecked Sendable {
         let process = Process()
         private let output = Pipe()
+        private let errors = Pipe()
         private var received = Data()
+        /// What the probe wrote to standard error (why it failed), once it has ended.
+        private(set) var failure = ""
 
         init(_ arguments: [String]) throws {
             process.executableURL = try DocumentCrashTests.probeURL()
             process.arguments = arguments
             process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
+            process.standardError = errors
             try process.run()
         }
 
@@ -40,6 +43,7 @@ import Testing
         /// Every line, once the process has ended.
         func finish() -> [Substring] {
             received += output.fileHandleForReading.readDataToEndOfFile()
+            failure = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
             return String(decoding: received, as: UTF8.self).split(separator: "\n")
         }
@@ -91,7 +95,7 @@ import Testing
         let probes = try (1...processes).map { try Probe([url.path, "--share", "\($0)", "\(saves)"]) }
         let outputs = probes.map { $0.finish() }
         for (w, (probe, lines)) in zip(probes, outputs).enumerated() {
-            #expect(probe.process.terminationStatus == 0, "writer \(w + 1)")
+            #expect(probe.process.terminationStatus == 0, "writer \(w + 1): \(probe.failure)")
             #expect(Self.acks(lines).last == saves, "writer \(w + 1)")
         }
         // Every process ended seeing the same entries, and a fresh container does too.
@@ -153,7 +157,7 @@ import Testing
             reads += 1
         }
         let writerLines = writer.finish(), readerLines = reader.finish()
-        #expect(writer.process.terminationStatus == 0)
+        #expect(writer.process.terminationStatus == 0, "\(writer.failure)")
         #expect(reader.process.terminationStatus == 0, "\(readerLines.suffix(2))")
         let followed = readerLines.last { $0.hasPrefix("followed ") }.flatMap { Int($0.dropFirst(9)) } ?? 0
         // It saw the saves go by, not one state.

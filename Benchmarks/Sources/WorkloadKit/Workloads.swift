@@ -7,7 +7,8 @@
 // Environment: BENCH_N (default 1,000,000) trips; BENCH_N_W6 (default min(BENCH_N, 100,000))
 // trips with bucket lists for W6; BENCH_W7_SAVES (default 1,000) saves for W7. The document
 // workloads W7–W9 are in DocumentWorkloads.swift, W5 (R-tree: window, build, search and
-// nearest-neighbour queries) in SpatialWorkloads.swift, W12 (a document shared by two
+// nearest-neighbour queries) in SpatialWorkloads.swift, W11 (64 writers saving durably at
+// once: group commit) in GroupCommitWorkloads.swift, W12 (a document shared by two
 // writer processes, and what sharing costs a fetch) in SharedWorkloads.swift.
 import Foundation
 import GRDB
@@ -336,6 +337,10 @@ extension Workload {
         try check(count == Env.writers * Env.perWriter, "W10 sqlite stored every trip")
         try pool.close()
     } setup: { _ = Fixture.writerSlices }
+
+    // MARK: W11 — 64 writers saving at once, durably (GroupCommitWorkloads.swift)
+
+    all += groupCommitWorkloads()
 
     // MARK: W12 — two processes saving on one document; a fetch's catch-up (SharedWorkloads.swift)
 

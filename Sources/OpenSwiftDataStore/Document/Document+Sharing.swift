@@ -180,60 +180,6 @@ extension Document {
         return file
     }
 
-    /// Syncs the frame `append` wrote in the turn just ended (durability `.full`), so
-    /// the save can be acknowledged: outside the turn, so another writer appends
-    /// meanwhile and the two fsyncs overlap. A compaction that replaced the file since
-    /// synced the frame in the new file. When the fsync fails the frame is cut off
-    /// again if nothing follows it yet (else it stays, as a failed fsync's frame may
-    /// come back anyway), and saves stop, as when `append` syncs.
-    public func syncAfterTurn() throws(DocumentError) {
-        lock.lock()
-        guard let written = unsynced else {
-            lock.unlock()
-            return
-        }
-        unsynced = nil
-        guard written.file === file else {
-            lock.unlock()
-            return
-        }
-        do throws(DocumentError) {
-            try written.file.sync()
-            lock.unlock()
-        } catch {
-            broken = error
-            lock.unlock()
-            retract(written)
-            throw error
-        }
-    }
-
-    /// Cuts `written` off the file in a turn, when it is still the file's last frame.
-    private func retract(_ written: (file: DocumentFile, start: Int, end: Int, generation: UInt64)) {
-        turnLock.lock()
-        defer { turnLock.unlock() }
-        guard (try? written.file.lockForTurn(patience: DocumentFile.turnPatience)) != nil else { return }
-        lock.lock()
-        defer {
-            written.file.unlock()
-            lock.unlock()
-        }
-        guard written.file === file, length == written.end, written.file.status?.size == written.end else { return }
-        do throws(DocumentError) {
-            try written.file.truncate(to: written.start)
-            length = written.start
-            generation = written.generation
-            _journalFrames -= 1
-            lastAppend = nil
-            // A compaction begun from the version this frame made is not the file's.
-            running = nil
-            try rememberTail(of: written.file)
-            refreshLook(examined: written.file.status)
-        } catch {
-            // (Saves have stopped already; a reopen reads what the file holds.)
-        }
-    }
-
     /// Publishes what a fetch's check compares (`Look`), with `lock` held: the
     /// current descriptor and state, and the file's status as last examined (when
     /// `examined` is given; else as it is now, when the document moved since).
@@ -320,11 +266,16 @@ extension Document {
         if source !== file {
             let old = file
             file = source
+            // (Its writer's compaction copied this process's frames and synced them.)
+            unsynced = nil
             if !isReadOnly { try? source.claim(.shared) }
             // Outside a turn, `takeTurn` may be waiting for the old file's lock: it
             // finds the file changed, and the next turn closes it.
             if inTurn { old?.close() } else if let old { retired.append(old) }
         }
+        // (Read again in place: another writer's frame was retracted after this
+        // process's; a failed fsync leaves them.)
+        unsynced?.interleaved = true
         length = contents.validLength
         generation = contents.version.generation
         _snapshotLength = contents.snapshotLength
@@ -422,6 +373,9 @@ extension Document {
             return
         }
         tailCheck = Array(bytes[(offset - Self.tailCheckBytes)..<offset])
+        // Other writers' frames follow this process's not yet durable ones: a failed
+        // fsync leaves them all.
+        unsynced?.interleaved = true
         length += offset
         generation = last
         _journalFrames += records.count

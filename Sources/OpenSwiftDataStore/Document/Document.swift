@@ -46,7 +46,7 @@ public final class Document: @unchecked Sendable {
     var generation: UInt64
     /// A compaction renamed its file over the document but could not sync the
     /// folder: the next append syncs it before it acknowledges.
-    private var directoryNeedsSync = false
+    var directoryNeedsSync = false
     /// A failed append could not be cut back off the file: appending again could
     /// leave its remains after a shorter frame, so saves stop until a reopen.
     var broken: DocumentError?
@@ -91,9 +91,16 @@ public final class Document: @unchecked Sendable {
     var tailCheck: [UInt8] = []
     /// Files a look without the turn moved away from, closed by the next turn.
     var retired: [DocumentFile] = []
-    /// The frame a shared document's `append` wrote and has not synced yet: where it
-    /// starts and ends, and the generation before it (`syncAfterTurn`).
-    var unsynced: (file: DocumentFile, start: Int, end: Int, generation: UInt64)?
+    /// This process's frames `append` wrote with durability `.full` that no fsync
+    /// is known to cover yet (group commit, `Document+GroupCommit.swift`).
+    var unsynced: UnsyncedFrames?
+    /// Guards who leads the next group commit fsync (`syncing`), the count, and the
+    /// files' `syncedEnd` and `syncFailure`. Taken after `lock`, never before it.
+    let syncCondition = NSCondition()
+    var syncing = false
+    var journalSyncCount = 0
+    /// The tests' seam before a group commit's fsync (`_syncWillBegin`).
+    var syncWillBegin: (@Sendable () -> Void)?
     /// Whether appends may skip generations: set for the documents of a group,
     /// whose frames then name their predecessor (`CommitRecord.previous`).
     public internal(set) var generationsMaySkip = false
@@ -412,8 +419,9 @@ public final class Document: @unchecked Sendable {
     /// Appends one journal frame for `record`, after writing and syncing the
     /// blobs it refers to. On failure the file is cut back to where it was.
     /// - Complexity: O(size of the record)
-    public func append(_ record: CommitRecord, schema: StoreSchema) throws(DocumentError) {
-        try locked { () throws(DocumentError) in
+    @discardableResult
+    public func append(_ record: CommitRecord, schema: StoreSchema) throws(DocumentError) -> PendingSync? {
+        try locked { () throws(DocumentError) -> PendingSync? in
             let file = try writableFile()
             var record = record
             if record.generation != generation + 1 {
@@ -464,11 +472,16 @@ public final class Document: @unchecked Sendable {
                 cutBack(file, to: length, forgetting: created)
                 throw error
             }
-            if _durability == .full, isShared {
-                // Synced after the turn (`syncAfterTurn`): the next writer appends while
-                // this fsync runs, and one fsync of the file covers both frames.
-                unsynced = (file, length, length + frame.count, generation)
+            var pendingSync: PendingSync?
+            if _durability == .full, !generationsMaySkip {
+                // Synced after the turn by the first fsync that begins after this write
+                // (group commit): the next save appends while that fsync runs.
+                if unsynced == nil { unsynced = UnsyncedFrames(start: length, generation: generation) }
+                unsynced?.ends.append((length + frame.count, record.generation))
+                pendingSync = PendingSync(file: file, end: length + frame.count)
             } else if _durability == .full {
+                // (A group's document: the group retracts what its other documents
+                // could not record, so each frame is durable before the next document's.)
                 do throws(DocumentError) {
                     try file.sync()
                 } catch {
@@ -491,6 +504,7 @@ public final class Document: @unchecked Sendable {
                 tailCheck = Array(frame.suffix(Self.tailCheckBytes))
                 refreshLook(examined: file.status)
             }
+            return pendingSync
         }
     }
 
@@ -816,6 +830,9 @@ public final class Document: @unchecked Sendable {
         compactionFailedAt = nil
         lastAppend = lastAppend.flatMap { $0.start >= run.start ? ($0.start + moved, $0.generation) : nil }
         let named = referenced.union(run.appendedBlobs)
+        // The frames no fsync of the old file covered yet were synced in the new one
+        // (group commit: their saves are acknowledged once the rename is durable).
+        unsynced = nil
         do throws(DocumentError) {
             try DocumentFile.syncDirectory(Self.directory(of: path))
         } catch {
@@ -828,6 +845,10 @@ public final class Document: @unchecked Sendable {
             return old
         }
         directoryNeedsSync = false
+        syncCondition.withLock {
+            old.syncedEnd = .max
+            syncCondition.broadcast()
+        }
         fileBlobs = named
         blobs.collect(keeping: named)
         return old
@@ -993,6 +1014,7 @@ public final class Document: @unchecked Sendable {
     /// A compaction running in the background finishes first.
     public func close() {
         compactions.wait()
+        syncPending()
         lock.withLock {
             following = nil
             refreshLook(examined: nil)
@@ -1006,6 +1028,7 @@ public final class Document: @unchecked Sendable {
     /// Deletes the document file and its blob folder, and closes it.
     public func erase() throws(DocumentError) {
         compactions.wait()
+        syncPending()
         try locked { () throws(DocumentError) in
             let open = try writableFile()
             // Unlink while still holding the lock, so no other writer opens it in between.

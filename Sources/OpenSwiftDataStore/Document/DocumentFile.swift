@@ -13,6 +13,13 @@ final class DocumentFile {
     /// The path errors name; a renamed file takes its new path.
     var path: String
     private(set) var descriptor: Int32
+    /// Where this file's frames are known durable up to (group commit,
+    /// `Document+GroupCommit.swift`): `Int.max` once a compaction copied them into a
+    /// synced file that replaced this one. Guarded by the document's `syncCondition`.
+    var syncedEnd = 0
+    /// The fsync that failed on this file: every frame past `syncedEnd` waits in vain.
+    /// Guarded by the document's `syncCondition`.
+    var syncFailure: DocumentError?
 
     private init(path: String, descriptor: Int32) {
         self.path = path
@@ -288,6 +295,14 @@ final class DocumentFile {
     func syncData() throws(DocumentError) {
         if let code = _FileFaults.errorCode(.sync, path: path) { throw .io(operation: "fdatasync", path: path, errno: code) }
         guard fdatasync(descriptor) == 0 else { throw .io(operation: "fdatasync", path: path, errno: errno) }
+    }
+
+    /// Another descriptor for the same open file: a group commit's fsync runs on it
+    /// outside the document's lock, while a compaction may close this one.
+    func duplicate() throws(DocumentError) -> DocumentFile {
+        let fd = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+        guard fd >= 0 else { throw .io(operation: "dup", path: path, errno: errno) }
+        return DocumentFile(path: path, descriptor: fd)
     }
 
     func sync() throws(DocumentError) {

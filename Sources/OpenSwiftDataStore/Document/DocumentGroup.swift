@@ -179,7 +179,7 @@ public final class DocumentGroup: StorePersistence, @unchecked Sendable {
     /// cuts off the parts already appended and throws its error.
     /// - Throws: `.readOnly` when the save changes an entity of a document opened
     ///   read-only (before anything is written).
-    public func append(_ record: CommitRecord, schema: StoreSchema) throws(DocumentError) {
+    public func append(_ record: CommitRecord, schema: StoreSchema) throws(DocumentError) -> Document.PendingSync? {
         let parts = split(record)
         for (d, part) in parts.enumerated() where part != nil && documents[d].isReadOnly {
             throw .readOnly(path: documents[d].path)
@@ -200,6 +200,8 @@ public final class DocumentGroup: StorePersistence, @unchecked Sendable {
             if let transaction = part.transaction { historyGenerations[d].insert(transaction.generation) }
             if let pruning = part.pruning { historyGenerations[d].subtract(pruning.generations) }
         }
+        // (Each document synced its part as it appended it: see `Document.append`.)
+        return nil
     }
 
     /// Per document, its part of `record` (entities at its own positions), or nil

@@ -16,6 +16,7 @@ import Dispatch
 /// | `openswiftdata_compaction_failures_total` | counter | compactions that failed (the journal stays whole) |
 /// | `openswiftdata_compaction_duration` | timer | each compaction that finished |
 /// | `openswiftdata_recoveries_total` | counter | opens that dropped a torn last save (a crash's) |
+/// | `openswiftdata_journal_syncs_total` | counter | fsyncs that made saves durable: fewer than the saves when saves overlap (group commit) |
 ///
 /// Every one carries the dimensions the container gives (`store`: `document`,
 /// `memory` or the custom store's type; `configuration`: the configuration's name).
@@ -33,6 +34,7 @@ public struct StoreMetrics: Sendable {
     private let compactionFailures: Counter
     private let compactionDuration: Timer
     private let recoveries: Counter
+    private let journalSyncs: Counter
 
     /// The metrics of one container, or nil when no metrics backend is bootstrapped.
     public static func make(dimensions: [(String, String)]) -> StoreMetrics? {
@@ -52,6 +54,7 @@ public struct StoreMetrics: Sendable {
         compactionFailures = Counter(label: "openswiftdata_compaction_failures_total", dimensions: dimensions)
         compactionDuration = Timer(label: "openswiftdata_compaction_duration", dimensions: dimensions)
         recoveries = Counter(label: "openswiftdata_recoveries_total", dimensions: dimensions)
+        journalSyncs = Counter(label: "openswiftdata_journal_syncs_total", dimensions: dimensions)
     }
 
     /// Runs a save, counting it (or its failure) and timing it.
@@ -89,5 +92,10 @@ public struct StoreMetrics: Sendable {
 
     func recovered() {
         recoveries.increment()
+    }
+
+    /// One fsync that acknowledged one or more saves (group commit).
+    func journalSynced() {
+        journalSyncs.increment()
     }
 }

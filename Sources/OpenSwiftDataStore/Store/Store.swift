@@ -16,6 +16,15 @@ public final class Store: Sendable {
     private let published: Locked<StoreVersion>
     /// Serializes commits; readers never take it.
     private let commitPath = NSLock()
+    /// The version commits build on, and the last commit of this store whose record
+    /// may not be durable yet (group commit): `head` runs ahead of `published` while
+    /// it waits. Changed only with `commitPath` held too.
+    private let tip: Locked<Tip>
+
+    struct Tip {
+        var head: StoreVersion
+        var waiting: Document.PendingSync?
+    }
     /// Per entity, the slots a deletion's tombstone keeps in history
     /// (`.preserveValueOnDeletion`): the application's to say, not the document's.
     private let tombstoneSlots = Locked<[[Int]]>([])
@@ -29,6 +38,7 @@ public final class Store: Sendable {
         self.persistence = nil
         self.followsOtherWriters = false
         self.published = Locked(StoreVersion(schema: schema))
+        self.tip = Locked(Tip(head: StoreVersion(schema: schema)))
     }
 
     /// A store in memory starting from `version` (read from a document by a
@@ -40,6 +50,7 @@ public final class Store: Sendable {
         var version = version
         version.history.ownTail()
         self.published = Locked(version)
+        self.tip = Locked(Tip(head: version))
     }
 
     /// A store over an opened document (or group), starting from the version read from it.
@@ -50,6 +61,7 @@ public final class Store: Sendable {
         var version = version
         version.history.ownTail()
         self.published = Locked(version)
+        self.tip = Locked(Tip(head: version))
     }
 
     /// The latest published version.
@@ -78,16 +90,20 @@ public final class Store: Sendable {
     /// bulk or as rows ahead of the others), then inserts (an insert whose unique key
     /// exists updates that row instead: an upsert), then updates (a unique key clash throws), then every
     /// reference to a temporary row is rewritten to its permanent identifier.
-    /// With a document, the commit is appended to its journal (and synced as its
-    /// durability says) before it is published. When it throws, nothing is published.
+    /// With a document, the commit is appended to its journal and made durable as its
+    /// durability says before it is published. With `.full`, the commit path is left
+    /// before the fsync: the next commit appends while this one waits, and one fsync
+    /// acknowledges both (group commit, `Document+GroupCommit.swift`). When it
+    /// throws, nothing is published.
     /// - Complexity: O(changes), plus O(rows / chunk size) to copy chunk tables.
     public func commit(_ changes: ChangeSet) throws(StoreError) -> CommitResult {
         commitPath.lock()
-        defer { commitPath.unlock() }
+        var onPath = true
+        defer { if onPath { commitPath.unlock() } }
         try beginTurn()
         var inTurn = true
         defer { if inTurn { persistence?.endTurn() } }
-        let old = current
+        let old = head
         var version = old
         // The journal's rows are gathered as the commit writes them (`JournalRows`).
         var journal = persistence == nil ? nil : JournalRows(capacity: changes.inserts.count + changes.updates.count)
@@ -97,22 +113,30 @@ public final class Store: Sendable {
             from: old, to: version, inserted: result.inserted, written: result.written, deleted: result.deleted,
             author: changes.author, preserved: tombstoneSlots.withLock { $0 }, timestamp: timestamp)
         if let transaction { version.history.append(transaction) }
-        try publish(version, inTurn: &inTurn, record: CommitRecord(
+        let pending = try record(version, inTurn: &inTurn, record: CommitRecord(
             from: old, to: version, gathered: journal ?? JournalRows(capacity: 0), deleted: result.deleted,
             author: changes.author, timestamp: timestamp, transaction: transaction))
         result.version = version
+        if let pending {
+            commitPath.unlock()
+            onPath = false
+            try publishWhenDurable(version, pending)
+        }
         return result
     }
 
-    /// Journals `record` (when there is a document), then publishes `version`.
-    /// The caller holds the commit path, and the turn (`inTurn`), which this ends
-    /// before a shared document syncs the record (`syncAfterTurn`).
-    private func publish(
+    /// Journals `record` (when there is a document) and makes `version` the head;
+    /// publishes it unless its record waits for an fsync, whose pending sync it
+    /// returns for the caller to wait on outside the commit path
+    /// (`publishWhenDurable`). The caller holds the commit path, and the turn
+    /// (`inTurn`), which this ends.
+    private func record(
         _ version: StoreVersion, inTurn: inout Bool, record: @autoclosure () -> CommitRecord
-    ) throws(StoreError) {
+    ) throws(StoreError) -> Document.PendingSync? {
+        var pending: Document.PendingSync?
         if let persistence {
             do {
-                try persistence.append(record(), schema: schema)
+                pending = try persistence.append(record(), schema: schema)
             } catch {
                 throw .document(error)
             }
@@ -122,14 +146,63 @@ public final class Store: Sendable {
             persistence.compactIfWanted(version)
             persistence.endTurn()
             inTurn = false
-            do {
-                try persistence.syncAfterTurn()
-            } catch {
-                throw .document(error)
-            }
         }
-        published.withLock { $0 = version }
+        advance(to: version, waiting: pending)
+        return pending
+    }
+
+    /// Makes `version` the head, and publishes it when nothing of this store's waits
+    /// to be durable (`waiting` is the pending sync of its own record, if any). The
+    /// caller holds the commit path.
+    private func advance(to version: StoreVersion, waiting pending: Document.PendingSync?) {
+        let publish = tip.withLock { tip -> Bool in
+            tip.head = version
+            if let pending { tip.waiting = pending }
+            if let waiting = tip.waiting {
+                guard persistence?.isDurable(waiting) ?? true else { return false }
+                tip.waiting = nil
+            }
+            published.withLock { $0 = version }
+            return true
+        }
+        if publish { commitSignal.signal() }
+    }
+
+    /// Waits until the record of `version` is durable, then publishes it, or the head
+    /// when every record of this store up to the head is durable too (the head may
+    /// hold other writers' saves taken meanwhile). A later version never gives way
+    /// to an earlier one. When the fsync fails, the head goes back to what was
+    /// published: saves have stopped, and nothing that failed is ever published.
+    private func publishWhenDurable(_ version: StoreVersion, _ pending: Document.PendingSync) throws(StoreError) {
+        guard let persistence else { return }
+        do {
+            try persistence.waitUntilDurable(pending)
+        } catch {
+            commitPath.withLock {
+                tip.withLock { tip in
+                    tip.head = current
+                    tip.waiting = nil
+                }
+            }
+            throw .document(error)
+        }
+        tip.withLock { tip in
+            var newest = version
+            if let waiting = tip.waiting, persistence.isDurable(waiting) {
+                tip.waiting = nil
+                newest = tip.head
+            } else if tip.waiting == nil {
+                newest = tip.head
+            }
+            published.withLock { if newest.generation > $0.generation { $0 = newest } }
+        }
         commitSignal.signal()
+    }
+
+    /// The version commits build on: the last one committed, which may wait for its
+    /// fsync still. The caller holds the commit path.
+    private var head: StoreVersion {
+        tip.withLock { $0.head }
     }
 
     /// Deletes the history transactions of `generations` (those still present),
@@ -140,20 +213,26 @@ public final class Store: Sendable {
     @discardableResult
     public func deleteHistory(_ generations: Set<UInt64>) throws(StoreError) -> [UInt64] {
         commitPath.lock()
-        defer { commitPath.unlock() }
+        var onPath = true
+        defer { if onPath { commitPath.unlock() } }
         guard !generations.isEmpty else { return [] }
         try beginTurn()
         var inTurn = true
         defer { if inTurn { persistence?.endTurn() } }
-        let old = current
+        let old = head
         var version = old
         let removed = version.history.remove(generations: generations)
         guard !removed.isEmpty else { return [] }
         version.generation += 1
         let pruning = (horizon: version.history.horizon, generations: removed)
-        try publish(version, inTurn: &inTurn, record: CommitRecord(
+        let pending = try record(version, inTurn: &inTurn, record: CommitRecord(
             generation: version.generation, timestamp: Date(), author: nil, nextRawIDs: [], puts: [], deletes: [],
             pruning: pruning))
+        if let pending {
+            commitPath.unlock()
+            onPath = false
+            try publishWhenDurable(version, pending)
+        }
         return removed
     }
 
@@ -184,18 +263,19 @@ public final class Store: Sendable {
     }
 
     /// Publishes the version other writers' saves lead to. The caller holds the commit path.
+    /// While a save of this store waits for its fsync, the head takes them and the
+    /// save publishes them with its own (`publishWhenDurable`).
     private func publishOtherSaves(_ saves: OtherSaves) {
         var version: StoreVersion
         switch saves {
         case let .saves(records):
-            version = current
+            version = head
             for record in records { version.replay(record) }
         case let .replaced(replacement):
             version = replacement
             version.history.ownTail()
         }
-        published.withLock { $0 = version }
-        commitSignal.signal()
+        advance(to: version, waiting: nil)
     }
 
     /// Suspends until a version after generation `generation` is published, or the
@@ -235,15 +315,14 @@ public final class Store: Sendable {
         persistence?.settle()
         try beginTurn()
         defer { persistence?.endTurn() }
-        let old = current
+        let old = head
         let version = emptied(old)
         do {
             try persistence?.empty(to: version, from: old)
         } catch {
             throw .document(error)
         }
-        published.withLock { $0 = version }
-        commitSignal.signal()
+        advance(to: version, waiting: nil)
         return old
     }
 
@@ -256,15 +335,14 @@ public final class Store: Sendable {
         persistence?.settle()
         try beginTurn()
         defer { persistence?.endTurn() }
-        let old = current
+        let old = head
         let version = emptied(old)
         do {
             try persistence?.erase()
         } catch {
             throw .document(error)
         }
-        published.withLock { $0 = version }
-        commitSignal.signal()
+        advance(to: version, waiting: nil)
         return old
     }
 
@@ -286,7 +364,7 @@ public final class Store: Sendable {
         try beginTurn()
         defer { persistence?.endTurn() }
         do {
-            try persistence?.compact(current)
+            try persistence?.compact(head)
         } catch {
             throw .document(error)
         }

@@ -6,9 +6,16 @@ import Foundation
 /// The store calls every method from its serial commit path, except
 /// `hasOtherSaves`, which a fetch asks on any thread.
 public protocol StorePersistence: AnyObject, Sendable {
-    /// Records `record`, a commit of a store of `schema`, durably as the
-    /// durability says. When it throws, nothing of the commit is recorded.
-    func append(_ record: CommitRecord, schema: StoreSchema) throws(DocumentError)
+    /// Records `record`, a commit of a store of `schema`. When it throws, nothing of
+    /// the commit is recorded. Returns what to wait for before the commit is
+    /// durable as the durability says (`waitUntilDurable`), or nil when it is
+    /// already (group commit, `Document+GroupCommit.swift`).
+    func append(_ record: CommitRecord, schema: StoreSchema) throws(DocumentError) -> Document.PendingSync?
+    /// Blocks until the record `append` returned `pending` for is durable; called
+    /// outside the commit path, so other commits append meanwhile.
+    func waitUntilDurable(_ pending: Document.PendingSync) throws(DocumentError)
+    /// Whether the record `append` returned `pending` for is durable now.
+    func isDurable(_ pending: Document.PendingSync) -> Bool
     /// Rewrites what has grown enough since its last snapshot as a snapshot of
     /// `version` (the version just recorded). A failure is noted, not thrown:
     /// the saves are durable already, and the next try waits for more growth.
@@ -38,12 +45,9 @@ public protocol StorePersistence: AnyObject, Sendable {
     /// and `takeOtherSaves` gives everything they recorded before it.
     func beginTurn() throws(DocumentError)
     func endTurn()
-    /// Makes the record `append` wrote in the turn just ended durable, when the
-    /// persistence syncs after the turn (a shared document); nothing otherwise.
-    func syncAfterTurn() throws(DocumentError)
     /// Waits until no work of the persistence's own runs in the background (a
-    /// compaction), whose last step needs a turn: before a turn that compacts,
-    /// empties or erases.
+    /// compaction, whose last step needs a turn) and every record appended is
+    /// durable: before a turn that compacts, empties or erases.
     func settle()
 }
 
@@ -53,7 +57,8 @@ extension StorePersistence {
     public func takeOtherSaves() -> OtherSaves? { nil }
     public func beginTurn() throws(DocumentError) {}
     public func endTurn() {}
-    public func syncAfterTurn() throws(DocumentError) {}
+    public func waitUntilDurable(_ pending: Document.PendingSync) throws(DocumentError) {}
+    public func isDurable(_ pending: Document.PendingSync) -> Bool { true }
     public func settle() {}
 }
 
@@ -69,5 +74,6 @@ extension Document: StorePersistence {
 
     public func settle() {
         waitForCompaction()
+        syncPending()
     }
 }
