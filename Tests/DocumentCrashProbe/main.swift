@@ -240,7 +240,14 @@ func share(_ url: URL, writer: Int, count: Int) throws {
     // Every writer done: each holds what the others saved.
     let deadline = Date().addingTimeInterval(120)
     while try context.fetch(FetchDescriptor<CrashCounter>()).contains(where: { $0.value < count }) {
-        guard Date() < deadline else { throw ProbeFailure(reason: "other writers did not finish") }
+        guard Date() < deadline else {
+            // What this writer sees, and what a fresh container on the file sees.
+            let seen = try context.fetch(FetchDescriptor<CrashCounter>()).map { "\($0.name)=\($0.value)" }.sorted()
+            let fresh = try ModelContext(ModelContainer(
+                for: CrashCounter.self, CrashEntry.self, configurations: ModelConfiguration(url: url, allowsSave: false)))
+            let there = try fresh.fetch(FetchDescriptor<CrashCounter>()).map { "\($0.name)=\($0.value)" }.sorted()
+            throw ProbeFailure(reason: "other writers did not finish: this writer sees \(seen), the file holds \(there)")
+        }
         usleep(10_000)
     }
     say("state \(try digest(context))")
