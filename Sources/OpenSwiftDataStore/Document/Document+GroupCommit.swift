@@ -69,10 +69,16 @@ extension Document {
                 target.syncedEnd = max(target.syncedEnd, end)
                 // (`.max`: a compaction's fsync covered it.)
                 if end != .max { journalSyncCount += 1 }
+                syncCondition.broadcast()
+                // The file ends before the frame: it was cut off (nothing in this
+                // process cuts a frame that waits), and no fsync will cover it.
+                if end < pending.end {
+                    throw .io(operation: "syncing a frame no longer in the file", path: path, errno: EIO)
+                }
             case let .failure(error):
                 if target.syncFailure == nil { target.syncFailure = error }
+                syncCondition.broadcast()
             }
-            syncCondition.broadcast()
         }
     }
 
