@@ -40,7 +40,8 @@ def fmt(value, unit):
         return "—"
     if unit == "bytes":
         return f"{value:.0f} B" if value < 10_000 else fmt_bytes(value)
-    return fmt_time(value)
+    # (A scan's cost per trip is a few nanoseconds: fmt_time would round it to whole ones.)
+    return f"{value:.2g} ns" if value < 100 else fmt_time(value)
 
 
 def main():

@@ -246,7 +246,17 @@ func share(_ url: URL, writer: Int, count: Int) throws {
             let fresh = try ModelContext(ModelContainer(
                 for: CrashCounter.self, CrashEntry.self, configurations: ModelConfiguration(url: url, allowsSave: false)))
             let there = try fresh.fetch(FetchDescriptor<CrashCounter>()).map { "\($0.name)=\($0.value)" }.sorted()
-            throw ProbeFailure(reason: "other writers did not finish: this writer sees \(seen), the file holds \(there)")
+            let state = container._followState
+            // A save says why this container stopped following, if it did.
+            context.insert(CrashEntry(number: writer * 1_000_000 + 999_999, text: "probe"))
+            let saving: String
+            do {
+                try context.save()
+                saving = "a save works"
+            } catch {
+                saving = "a save throws \(error)"
+            }
+            throw ProbeFailure(reason: "other writers did not finish: this writer sees \(seen), the file holds \(there); \(saving); state before the save: \(state)")
         }
         usleep(10_000)
     }

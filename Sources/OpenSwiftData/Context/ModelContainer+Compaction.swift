@@ -36,6 +36,13 @@ extension ModelContainer {
         for document in documents { document.waitForCompaction() }
     }
 
+    /// OpenSwiftData: the store's and its document's view of other writers, in one
+    /// line, for diagnosing a container that seems not to see another writer's
+    /// saves. Not for applications: its wording may change.
+    public var _followState: String {
+        engineStore?._followState ?? "no engine store"
+    }
+
     /// The writable documents the container's store records its saves in.
     private var documents: [Document] {
         switch engineStore?.persistence {

@@ -230,3 +230,23 @@ extension Document {
         }
     }
 }
+
+extension Document {
+    /// What the document knows of its file and of other writers, in one line: the
+    /// tests' and probes' view when a follower seems stuck. Not for applications.
+    public var _followState: String {
+        let (mine, descriptor) = lock.withLock { () -> (String, Int32) in
+            let status = file?.status
+            let state = "length \(length), generation \(generation), file size \(status.map { "\($0.size)" } ?? "—"), "
+                + "links \(status.map { "\($0.links)" } ?? "—"), pending \(pending == nil ? "none" : "some"), "
+                + "follow failure \(followFailure.map { "\($0)" } ?? "none"), broken \(broken.map { "\($0)" } ?? "no"), "
+                + "unsynced \(unsynced == nil ? "none" : "some")"
+            return (state, file?.descriptor ?? -1)
+        }
+        let seen = lookLock.withLock {
+            "look: descriptor \(self.look.descriptor) (file's \(descriptor)), size \(self.look.size), "
+                + "active \(self.look.active), waiting \(self.look.waiting)"
+        }
+        return mine + "; " + seen + "; has other saves \(hasOtherSaves)"
+    }
+}

@@ -199,6 +199,17 @@ public final class Store: Sendable {
         commitSignal.signal()
     }
 
+    /// The published and head generations and what the head waits for, with the
+    /// document's own view (`Document._followState`): the probes' view when a
+    /// follower seems stuck. Not for applications.
+    public var _followState: String {
+        let (headGeneration, waiting) = tip.withLock { tip in
+            (tip.head.generation, tip.waiting.map { persistence?.isDurable($0) == true ? "durable" : "not durable" } ?? "none")
+        }
+        return "published \(current.generation), head \(headGeneration), waiting \(waiting); "
+            + ((persistence as? Document)?._followState ?? "")
+    }
+
     /// The version commits build on: the last one committed, which may wait for its
     /// fsync still. The caller holds the commit path.
     private var head: StoreVersion {
