@@ -180,6 +180,14 @@ extension Document {
         return file
     }
 
+    /// Called, with the document's lock held, after a follower read its file whole
+    /// (another writer replaced it, or a frame it read was cut off): the tests' seam
+    /// for appending meanwhile. Not for applications.
+    public var _rereadDidRead: (@Sendable () -> Void)? {
+        get { lock.withLock { rereadDidRead } }
+        set { lock.withLock { rereadDidRead = newValue } }
+    }
+
     /// Publishes what a fetch's check compares (`Look`), with `lock` held: the
     /// current descriptor and state, and the file's status as last examined (when
     /// `examined` is given; else as it is now, when the document moved since).
@@ -240,7 +248,13 @@ extension Document {
     /// document and cut, as an open cuts it. With `lock` held.
     private func reread(_ source: DocumentFile, inTurn: Bool) throws(DocumentError) {
         guard let following else { return }
+        // The status before the read is what the look remembers: a frame appended
+        // after it changes the size, so the next look reads on. (Taken after the read,
+        // it would include frames the read missed, and the look would wait for the
+        // next change.)
+        let before = source.status
         let bytes = try source.readAll()
+        rereadDidRead?()
         let contents: DocumentReader.Contents
         do {
             contents = try DocumentReader.read(bytes: bytes, path: path, expected: following.schema, blobs: .load)
@@ -257,11 +271,13 @@ extension Document {
               !DocumentFormat.isNewer(major: contents.formatMajor, minor: contents.formatMinor) else {
             throw stopFollowing(.unsupportedFormat(path: path, major: contents.formatMajor, minor: contents.formatMinor))
         }
+        var cut = false
         if inTurn, contents.validLength < bytes.count {
             try Self.keepTornTail(Array(bytes[contents.validLength...]), of: path, at: contents.validLength)
             try source.truncate(to: contents.validLength)
             try source.sync()
             noteRecovery()
+            cut = true
         }
         if source !== file {
             let old = file
@@ -287,7 +303,12 @@ extension Document {
         self.following = (following.schema, contents.formatMajor)
         pending = .replaced(contents.version)
         tailCheck = Array(bytes[(length - Self.tailCheckBytes)..<length])
-        lookNeedsStatus = true
+        if let before, !cut {
+            refreshLook(examined: before)
+        } else {
+            // (A cut in a turn: nobody else writes until it ends.)
+            lookNeedsStatus = true
+        }
     }
 
     /// Reads the frames `source` holds past `length` into `pending`. A frame that

@@ -101,6 +101,8 @@ public final class Document: @unchecked Sendable {
     var journalSyncCount = 0
     /// The tests' seam before a group commit's fsync (`_syncWillBegin`).
     var syncWillBegin: (@Sendable () -> Void)?
+    /// The tests' seam after a follower read its file whole (`_rereadDidRead`).
+    var rereadDidRead: (@Sendable () -> Void)?
     /// Whether appends may skip generations: set for the documents of a group,
     /// whose frames then name their predecessor (`CommitRecord.previous`).
     public internal(set) var generationsMaySkip = false
