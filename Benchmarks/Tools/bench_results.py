@@ -131,6 +131,8 @@ def fmt_time(ns):
 def fmt_bytes(b):
     if b is None:
         return "—"
+    if abs(b) < 2**20:
+        return f"{b / 2**10:.0f} KiB"  # (a save's growth)
     return f"{b / 2**20:.0f} MiB" if b >= 10 * 2**20 else f"{b / 2**20:.1f} MiB"
 
 

@@ -289,12 +289,12 @@ extension Document {
         throw .locked(path: path)
     }
 
-    /// Reads `source` whole and makes it this document's file, its version the
-    /// pending saves (`.replaced`). In a turn, a torn tail is kept beside the
-    /// document and cut, as an open cuts it. With `lock` held.
+    /// Reads `source` whole (a frame at a time: `FileBytes`) and makes it this
+    /// document's file, its version the pending saves (`.replaced`). In a turn, a torn
+    /// tail is kept beside the document and cut, as an open cuts it. With `lock` held.
     private func reread(_ source: DocumentFile, inTurn: Bool) throws(DocumentError) {
         guard let following else { return }
-        let bytes = try source.readAll()
+        let bytes = try FileBytes(source)
         let contents: DocumentReader.Contents
         do {
             contents = try DocumentReader.read(bytes: bytes, path: path, expected: following.schema, blobs: .load)
@@ -312,7 +312,7 @@ extension Document {
             throw stopFollowing(.unsupportedFormat(path: path, major: contents.formatMajor, minor: contents.formatMinor))
         }
         if inTurn, contents.validLength < bytes.count {
-            try Self.keepTornTail(Array(bytes[contents.validLength...]), of: path, at: contents.validLength)
+            try Self.keepTornTail(try bytes.bytes(contents.validLength..<bytes.count), of: path, at: contents.validLength)
             try source.truncate(to: contents.validLength)
             try source.sync()
             noteRecovery()
@@ -335,7 +335,7 @@ extension Document {
         running = nil
         self.following = (following.schema, contents.formatMajor)
         pending = .replaced(contents.version)
-        tailCheck = Array(bytes[(length - Self.tailCheckBytes)..<length])
+        tailCheck = try bytes.bytes((length - Self.tailCheckBytes)..<length)
         lookNeedsStatus = true
     }
 
