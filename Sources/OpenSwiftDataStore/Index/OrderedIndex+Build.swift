@@ -1,6 +1,7 @@
 /// Ordered indexes built in bulk: by sorting a table, or from an order a document
-/// stored (checked, not trusted). Both end in `BTree(sorted:)`, which packs nodes.
-/// Large inserts sort their new entries the same way (`OrderedIndex+Bulk`).
+/// stored (checked, not trusted). Both pack nodes: a sort through `BTree(sorted:)`,
+/// a stored order through `BTree.Builder`, leaf by leaf as it is checked. Large
+/// inserts sort their new entries the same way (`OrderedIndex+Bulk`).
 extension OrderedIndex {
     /// An index over `slots` of `entity` holding every row of `table`, built by sorting
     /// (or counting) as a bulk insert of the table's rows under their own identifiers
