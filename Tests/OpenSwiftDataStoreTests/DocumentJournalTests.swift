@@ -54,6 +54,61 @@ import Testing
         #expect(expected[0][1].count == reopened.version.tables[0].count)
     }
 
+    /// The reader takes the file a frame at a time through a 1 MiB window (a larger
+    /// frame on its own): frames larger than half of it, and a journal of small frames
+    /// running across several windows, read back as written, as does a salvaging read
+    /// (which takes the file whole).
+    @Test func documentsLargerThanTheReadWindowReadBackFrameByFrame() throws {
+        defer { folder.remove() }
+        let path = folder.path("large.store")
+        let (document, version) = try Document.open(path: path, schema: DocumentFixture.schema, durability: .deferred)
+        let store = Store(document: document, version: version)
+        var generator = UInt64(42)
+        /// Hex digits of a SplitMix64 stream: text zstd cannot shrink much below half.
+        func noise(_ count: Int) -> String {
+            let digits = Array("0123456789abcdef".utf8)
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(count)
+            while bytes.count < count {
+                generator &+= 0x9E37_79B9_7F4A_7C15
+                var z = generator
+                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                for shift in stride(from: 0, to: 64, by: 4) { bytes.append(digits[Int((z >> UInt64(shift)) & 15)]) }
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        var changes = ChangeSet()
+        for n in 1...600 {
+            var row = DocumentFixture.item(n)
+            row[9] = .array([.string(noise(4_000))])
+            changes.inserts.append(.init(entity: 0, temporaryID: RowID(Int64(-n)), row: row))
+        }
+        _ = try store.commit(changes)
+        try store.compact()
+        for k in 1...150 {
+            var update = ChangeSet()
+            update.updates.append(.init(entity: 0, id: RowID(Int64(k)), values: [9: .array([.string(noise(16_000))])]))
+            _ = try store.commit(update)
+        }
+        let expected = DocumentFixture.rows(of: store.current)
+        let indexes = Self.indexContents(store.current)
+        store.document?.close()
+
+        let contents = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        #expect(contents.snapshotLength > 1 << 20 && contents.journalLength > 1 << 20)
+        #expect(contents.frames.contains { $0.length > 1 << 19 })
+        #expect(contents.journalFrames == 150)
+        #expect(DocumentFixture.rows(of: contents.version) == expected)
+        #expect(Self.indexContents(contents.version) == indexes)
+        let salvaged = try DocumentReader.read(path: path, salvaging: true)
+        #expect(salvaged.lost.isEmpty)
+        #expect(DocumentFixture.rows(of: salvaged.version) == expected)
+        let reopened = try openStore(path)
+        #expect(DocumentFixture.rows(of: reopened.current) == expected)
+        reopened.current._checkInvariants()
+    }
+
     @Test func eachSaveAppendsOneFrameWithoutRewritingTheFile() throws {
         defer { folder.remove() }
         let path = folder.path("append.store")

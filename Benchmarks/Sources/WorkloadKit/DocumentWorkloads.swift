@@ -57,13 +57,15 @@ extension Workload {
         // Each package-benchmark iteration is one save, so its p50 is the p50 of the saves.
         // The time budget covers the untimed read-back checks (a reopen of the whole
         // document) as well.
+        // Ours records the resident set its container holds on the document (`rssHeldGrowth`,
+        // measured when it opened) and how much each save grew it at its peak.
         let saves = Env.w7Saves
-        add("W7 ours", warmup: 10, iterations: saves, seconds: 600) { probe in
+        add("W7 ours", warmup: 10, iterations: saves, seconds: 600, metrics: [RSS.peakGrowth, RSS.heldGrowth]) { probe in
             try SaveLoop.ours.save(probe, label: "W7 ours")
         } setup: { _ = SaveLoop.ours }
 
         if n != 10_000 {
-            add("W7 10k ours", warmup: 10, iterations: saves, seconds: 600) { probe in
+            add("W7 10k ours", warmup: 10, iterations: saves, seconds: 600, metrics: [RSS.peakGrowth, RSS.heldGrowth]) { probe in
                 try SaveLoop.oursAt10k.save(probe, label: "W7 10k ours")
             } setup: { _ = SaveLoop.oursAt10k }
         }
@@ -76,11 +78,15 @@ extension Workload {
 
         // MARK: W8 — open a document of N trips, then fetchCount; file size
 
+        // Both sides record how much the open grew the resident set at its peak and how
+        // much it holds after (`RSS.Growth`): the previous iteration's store is gone and
+        // the heap's free pages are returned before the mark.
         let fileBytes = "fileBytes"
-        add("W8 ours", warmup: 1, iterations: 10, seconds: 60, metrics: [fileBytes]) { probe in
+        add("W8 ours", warmup: 1, iterations: 10, seconds: 60, metrics: [fileBytes, RSS.peakGrowth, RSS.heldGrowth]) { probe in
             let url = DocumentFixture.document
             var container: ModelContainer?
             var count = 0
+            let growth = RSS.Growth()
             try probe.measured {
                 let opened = try ModelContainer(
                     for: Trip.self, BucketListItem.self, configurations: ModelConfiguration(url: url))
@@ -88,16 +94,19 @@ extension Workload {
                 container = opened
             }
             try check(count == n, "W8 ours counted every trip")
+            probe.record(RSS.peakGrowth, growth.peak)
+            probe.record(RSS.heldGrowth, growth.held())
             // Closed outside the measurement, before the next iteration opens it again.
             blackHole(container)
             container = nil
             probe.record(fileBytes, Files.documentBytes(url))
         } setup: { _ = DocumentFixture.document }
 
-        add("W8 sqlite", warmup: 1, iterations: 10, seconds: 60, metrics: [fileBytes]) { probe in
+        add("W8 sqlite", warmup: 1, iterations: 10, seconds: 60, metrics: [fileBytes, RSS.peakGrowth, RSS.heldGrowth]) { probe in
             let path = DocumentFixture.sqliteFile
             var queue: DatabaseQueue?
             var trips: [TripRow] = []
+            let growth = RSS.Growth()
             try probe.measured {
                 let opened = try DatabaseQueue(path: path, configuration: SQLiteFile.configuration())
                 trips = try opened.read { db in
@@ -110,6 +119,8 @@ extension Workload {
                 queue = opened
             }
             try check(trips.count == n, "W8 sqlite read every trip")
+            probe.record(RSS.peakGrowth, growth.peak)
+            probe.record(RSS.heldGrowth, growth.held())
             try queue?.close()
             queue = nil
             probe.record(fileBytes, Files.sqliteBytes(path))
@@ -135,7 +146,12 @@ extension Workload {
 
         let snapshotBytes = "snapshotBytes"
         let compressedBytes = "compressedBytes"
-        add("W9 ours", warmup: 1, iterations: 10, seconds: 90, metrics: [snapshotBytes, compressedBytes]) { probe in
+        // Ours also records the resident set its container holds (as W7) and how much each
+        // compaction grew it at its peak.
+        add(
+            "W9 ours", warmup: 1, iterations: 10, seconds: 90,
+            metrics: [snapshotBytes, compressedBytes, RSS.peakGrowth, RSS.heldGrowth]
+        ) { probe in
             try Compaction.shared.compact(probe)
             probe.record(snapshotBytes, Compaction.uncompressedBytes)
             probe.record(compressedBytes, Files.documentBytes(Compaction.shared.url))
@@ -316,11 +332,15 @@ final class SaveLoop: @unchecked Sendable {
     let context: ModelContext
     let keys: [Int]
     var saves = 0
+    /// The resident set the open container holds (its growth from before the open).
+    let held: Int
 
     init(_ url: URL, n: Int) throws {
         self.url = url
+        let growth = RSS.Growth()
         container = try DocumentFixture.container(url)
         context = ModelContext(container)
+        held = growth.held()
         keys = TripData.keys(1_000, of: n, seed: 7)
     }
 
@@ -330,10 +350,14 @@ final class SaveLoop: @unchecked Sendable {
         let price = w7Price(saves)
         let trip = try Self.trip(named: key, in: context)
         let (before, inode) = (Files.size(url.path), Files.inode(url.path))
+        // (No trim before a save: it would move the save's own page faults.)
+        let growth = RSS.Growth(trimming: false)
         try probe.measured {
             trip.price = price
             try context.save()
         }
+        probe.record(RSS.peakGrowth, growth.peak)
+        probe.record(RSS.heldGrowth, held)
         // A save appends a frame, unless the journal outgrew the snapshot and the save
         // compacted (a new file; not with W7's default sizes).
         try check(Files.size(url.path) > before || Files.inode(url.path) != inode, "\(label) wrote the change")
@@ -471,18 +495,26 @@ final class Compaction: @unchecked Sendable {
     let url: URL
     let container: ModelContainer
     var compactions = 0
+    /// The resident set the open container holds (its growth from before the open).
+    let held: Int
 
     init(_ url: URL) throws {
         self.url = url
+        let growth = RSS.Growth()
         container = try DocumentFixture.container(url)
+        held = growth.held()
     }
 
     func compact(_ probe: Probe) throws {
         compactions += 1
         let before = Files.inode(url.path)
+        // (No trim before: it would move the compaction's own page faults.)
+        let growth = RSS.Growth(trimming: false)
         try probe.measured {
             try container.compactDocument()
         }
+        probe.record(RSS.peakGrowth, growth.peak)
+        probe.record(RSS.heldGrowth, held)
         // Compaction renames a fresh file over the document.
         try check(Files.inode(url.path) != before, "W9 ours wrote a new file")
         if compactions == 1 || compactions % 4 == 0 {

@@ -14,6 +14,9 @@ import Foundation
 import GRDB
 import SwiftData
 import TripData
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension Workload {
     /// The suite, in table order.
@@ -348,8 +351,8 @@ extension Workload {
 
     // MARK: M1 — RSS holding N trips with the indexes
 
-    let memory = "rssPeakGrowth"
-    let held = "rssHeldGrowth"
+    let memory = RSS.peakGrowth
+    let held = RSS.heldGrowth
     let once = config(warmup: 0, iterations: 1, seconds: 1, extra: [memory, held])
     add("M1 ours", configuration: once) { probe in
         let rows = Fixture.trips
@@ -435,8 +438,49 @@ enum Fixture {
     }
 }
 
-/// The process's resident set (Linux /proc), for M1.
+/// The process's resident set (Linux /proc), for M1 and W7–W9.
 enum RSS {
+    /// The custom metrics of a growth: peak, and held after (bytes).
+    static let peakGrowth = "rssPeakGrowth"
+    static let heldGrowth = "rssHeldGrowth"
+
+    /// Returns the heap's free pages to the system (glibc's `malloc_trim`), so a growth
+    /// measured from here counts pages touched again, not pages freed earlier and still
+    /// resident.
+    static func trim() {
+        _ = mallocTrim?(0)
+    }
+
+    /// glibc's `malloc_trim` (not in Swift's Glibc module: malloc.h is not part of it).
+    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+        #if canImport(Glibc)
+        guard let symbol = dlsym(nil, "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+        #else
+        return nil
+        #endif
+    }()
+
+    /// Peak and held growth of the resident set from a mark: `peak` is the most the
+    /// process held since (VmHWM, reset at the mark), `held()` what it holds now, with
+    /// the heap's free pages returned first (what the work keeps, not what it freed).
+    struct Growth {
+        let before: Int
+
+        /// A mark at the current resident set; `trimming` first returns free heap pages.
+        init(trimming: Bool = true) {
+            if trimming { RSS.trim() }
+            before = RSS.reset()
+        }
+
+        var peak: Int { RSS.peak() - before }
+
+        func held() -> Int {
+            RSS.trim()
+            return RSS.current() - before
+        }
+    }
+
     /// Resets the peak-RSS mark (VmHWM) to the current RSS; returns the current RSS.
     static func reset() -> Int {
         if let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") {

@@ -180,9 +180,9 @@ extension Document {
         return file
     }
 
-    /// Called, with the document's lock held, after a follower read its file whole
-    /// (another writer replaced it, or a frame it read was cut off): the tests' seam
-    /// for appending meanwhile. Not for applications.
+    /// Called, with the document's lock held, once a follower began reading its file
+    /// whole (another writer replaced it, or a frame it read was cut off) and took
+    /// the file's size: the tests' seam for appending meanwhile. Not for applications.
     public var _rereadDidRead: (@Sendable () -> Void)? {
         get { lock.withLock { rereadDidRead } }
         set { lock.withLock { rereadDidRead = newValue } }
@@ -243,9 +243,9 @@ extension Document {
         throw .locked(path: path)
     }
 
-    /// Reads `source` whole and makes it this document's file, its version the
-    /// pending saves (`.replaced`). In a turn, a torn tail is kept beside the
-    /// document and cut, as an open cuts it. With `lock` held.
+    /// Reads `source` whole (a frame at a time: `FileBytes`) and makes it this
+    /// document's file, its version the pending saves (`.replaced`). In a turn, a torn
+    /// tail is kept beside the document and cut, as an open cuts it. With `lock` held.
     private func reread(_ source: DocumentFile, inTurn: Bool) throws(DocumentError) {
         guard let following else { return }
         // The status before the read is what the look remembers: a frame appended
@@ -253,7 +253,7 @@ extension Document {
         // it would include frames the read missed, and the look would wait for the
         // next change.)
         let before = source.status
-        let bytes = try source.readAll()
+        let bytes = try FileBytes(source)
         rereadDidRead?()
         let contents: DocumentReader.Contents
         do {
@@ -273,7 +273,7 @@ extension Document {
         }
         var cut = false
         if inTurn, contents.validLength < bytes.count {
-            try Self.keepTornTail(Array(bytes[contents.validLength...]), of: path, at: contents.validLength)
+            try Self.keepTornTail(try bytes.bytes(contents.validLength..<bytes.count), of: path, at: contents.validLength)
             try source.truncate(to: contents.validLength)
             try source.sync()
             noteRecovery()
@@ -302,7 +302,7 @@ extension Document {
         running = nil
         self.following = (following.schema, contents.formatMajor)
         pending = .replaced(contents.version)
-        tailCheck = Array(bytes[(length - Self.tailCheckBytes)..<length])
+        tailCheck = try bytes.bytes((length - Self.tailCheckBytes)..<length)
         if let before, !cut {
             refreshLook(examined: before)
         } else {

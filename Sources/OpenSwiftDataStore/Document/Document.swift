@@ -258,7 +258,7 @@ public final class Document: @unchecked Sendable {
                 // The descriptor stays open: a reader follows later saves through it.
                 let file = try DocumentFile.open(path, writable: false)
                 let contents = try DocumentReader.read(
-                    bytes: try file.readAll(), path: path, expected: expected, blobs: .load, migrating: hints, progress: progress)
+                    bytes: try FileBytes(file), path: path, expected: expected, blobs: .load, migrating: hints, progress: progress)
                 try refuseEntitiesKeptElsewhere(contents)
                 return Opening(
                     contents: contents, path: path, readOnly: true, durability: durability,
@@ -283,8 +283,9 @@ public final class Document: @unchecked Sendable {
                 // migration, a drifted schema, an older format) reads under the lock, so
                 // no frame of the old schema can follow what it read.
                 // (A read that fails here, say a blob another writer's compaction just
-                // collected, is tried again under the lock.)
-                if sharing, !asStored, let bytes = try? file.readAll(),
+                // collected, is tried again under the lock.) Every read takes the file a
+                // frame at a time (`FileBytes`), never whole beside the store it builds.
+                if sharing, !asStored, let bytes = try? FileBytes(file),
                    let contents = try? DocumentReader.read(
                        bytes: bytes, path: path, expected: expected, blobs: .load, migrating: hints, progress: progress),
                    !contents.needsRewrite, contents.formatMajor == DocumentFormat.major,
@@ -304,7 +305,7 @@ public final class Document: @unchecked Sendable {
                     file.close()
                     continue
                 }
-                let bytes = try file.readAll()
+                let bytes = try FileBytes(file)
                 let contents = try DocumentReader.read(
                     bytes: bytes, path: path, expected: expected, blobs: .load, migrating: hints, progress: progress)
                 guard !DocumentFormat.isNewer(major: contents.formatMajor, minor: contents.formatMinor) else {
@@ -314,7 +315,8 @@ public final class Document: @unchecked Sendable {
                 return Opening(
                     contents: contents, path: path, readOnly: false, durability: durability,
                     generationsMaySkip: generationsMaySkip, sharing: sharing, file: file,
-                    tail: contents.validLength < bytes.count ? Array(bytes[contents.validLength...]) : [])
+                    tail: contents.validLength < bytes.count
+                        ? try bytes.bytes(contents.validLength..<bytes.count) : [])
             }
             throw .locked(path: path)
         }

@@ -314,7 +314,8 @@ enum Frame {
         case end
     }
 
-    /// Reads the frame at `offset` of `file`.
+    /// Reads the frame at `offset` of `file` (bytes in memory, or an open file read a
+    /// frame at a time: `DocumentBytes`).
     ///
     /// A frame is torn when the file ends inside it; when its payload checksum fails
     /// and it ends the file; or when its header checksum fails and no chain of frames
@@ -327,15 +328,16 @@ enum Frame {
     ///   - deferring: kinds whose payload is returned still compressed, for the
     ///     caller to decompress (on other threads).
     static func scan(
-        _ file: [UInt8], at offset: Int, path: String, budget: inout Int,
+        _ file: some DocumentBytes, at offset: Int, path: String, budget: inout Int,
         deferring: FrameKind? = nil
     ) throws(DocumentError) -> Scan {
         let remaining = file.count - offset
         if remaining == 0 { return .end }
-        if remaining < DocumentFormat.frameHeaderSize {
+        let header = remaining < DocumentFormat.frameHeaderSize
+            ? [] : try file.bytes(offset..<(offset + DocumentFormat.frameHeaderSize))
+        if header.count < DocumentFormat.frameHeaderSize {
             return .torn(offset: offset, reason: "the file ends inside a frame header")
         }
-        let header = Array(file[offset..<(offset + DocumentFormat.frameHeaderSize)])
         func field(_ at: Int) -> UInt32 {
             header.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: UInt32.self)) }
         }
@@ -346,7 +348,7 @@ enum Frame {
         let rawLength = Int(field(12))
         let headerCRC = field(16)
         guard marker == DocumentFormat.frameMarker, headerCRC == CRC32C.checksum(Array(header[0..<16])) else {
-            if !followed(in: file, at: offset) {
+            if !followed(in: try file.all(), at: offset) {
                 return .torn(offset: offset, reason: "an incomplete frame header ends the file")
             }
             throw .damaged(path: path, offset: offset, reason: "frame header checksum mismatch")
@@ -358,12 +360,14 @@ enum Frame {
             throw .damaged(path: path, offset: offset + 12, reason: "frame of \(rawLength) bytes exceeds the \(DocumentFormat.maximumRawFrameBytes)-byte limit")
         }
         let length = DocumentFormat.frameHeaderSize + storedLength + DocumentFormat.frameTrailerSize
-        if remaining < length {
+        let payloadStart = offset + DocumentFormat.frameHeaderSize
+        // The payload and its trailer, read at once; the trailer then comes off the end.
+        var stored = remaining < length ? [] : try file.bytes(payloadStart..<(offset + length))
+        if stored.count < storedLength + DocumentFormat.frameTrailerSize {
             return .torn(offset: offset, reason: "the file ends inside a \(kind) frame")
         }
-        let payloadStart = offset + DocumentFormat.frameHeaderSize
-        let stored = Array(file[payloadStart..<(payloadStart + storedLength)])
-        var trailer = ByteReader(Array(file[(payloadStart + storedLength)..<(offset + length)]))
+        var trailer = ByteReader(Array(stored[storedLength...]))
+        stored.removeLast(DocumentFormat.frameTrailerSize)
         let payloadCRC = (try? trailer.fixed32()) ?? 0
         guard payloadCRC == stored.withUnsafeBytes({ CRC32C.checksum($0) }) else {
             // A torn append ends the file: a failed frame with any byte after it is damage.

@@ -94,7 +94,7 @@ public struct DocumentReader {
         let file = try DocumentFile.open(path, writable: false)
         defer { file.close() }
         return try read(
-            bytes: try file.readAll(), path: path, expected: expected, blobs: policy, migrating: hints, progress: progress)
+            bytes: try FileBytes(file), path: path, expected: expected, blobs: policy, migrating: hints, progress: progress)
     }
 
     /// Reads what still reads of a damaged document (`osd salvage`): the snapshot
@@ -114,11 +114,13 @@ public struct DocumentReader {
             progress: progress)
     }
 
+    /// Reads a document from `bytes`: the file in memory, or an open file
+    /// (`FileBytes`), which the snapshot is read from a frame at a time.
     static func read(
-        bytes: [UInt8], path: String, expected: StoreSchema?, blobs policy: BlobPolicy, migrating hints: MigrationHints? = nil,
+        bytes: some DocumentBytes, path: String, expected: StoreSchema?, blobs policy: BlobPolicy, migrating hints: MigrationHints? = nil,
         progress: DocumentProgress = { _, _ in }
     ) throws(DocumentError) -> Contents {
-        let header = try DocumentHeader.decode(bytes, path: path)
+        let header = try DocumentHeader.decode(try bytes.bytes(0..<min(bytes.count, DocumentFormat.headerSize)), path: path)
         do {
             return try read(
                 bytes: bytes, header: header, path: path, expected: expected, blobs: policy,
@@ -130,7 +132,7 @@ public struct DocumentReader {
     }
 
     private static func read(
-        bytes: [UInt8], header: DocumentHeader, path: String, expected: StoreSchema?, blobs policy: BlobPolicy,
+        bytes: some DocumentBytes, header: DocumentHeader, path: String, expected: StoreSchema?, blobs policy: BlobPolicy,
         migrating hints: MigrationHints?, salvaging: Bool, progress: DocumentProgress
     ) throws(DocumentError) -> Contents {
         let blobStore = BlobStore(documentPath: path)
@@ -424,10 +426,12 @@ public struct DocumentReader {
                 // Salvage: skip to the next frame whose header holds, and go on.
                 // (A frame whose header holds says where the next begins; else search.)
                 let next: Int?
-                if let length = Frame.lengthIfHeaderHolds(in: bytes, at: start) {
-                    next = start + length < bytes.count ? start + length : nil
+                // (A salvaging read has the whole file in memory: `all` does not copy it.)
+                let file = try bytes.all()
+                if let length = Frame.lengthIfHeaderHolds(in: file, at: start) {
+                    next = start + length < file.count ? start + length : nil
                 } else {
-                    next = Frame.nextHeader(in: bytes, after: start)
+                    next = Frame.nextHeader(in: file, after: start)
                 }
                 lost.append(LostSave(offset: start, length: (next ?? bytes.count) - start, generations: nil, reason: error.description))
                 guard let next else { break }
@@ -483,13 +487,20 @@ public struct DocumentReader {
         // journal touched (sorted); entities without a stored order are sorted whole.
         // Each index is built on its own, on every core.
         let jobs = schema.entities.indices.flatMap { e in schema.entities[e].orderedIndexSlots.indices.map { (e, $0) } }
-        let (builtTables, builtTouched, builtOrders) = (tables, touched, orders)
+        let (builtTables, builtTouched) = (tables, touched)
+        // Each stored order (8 bytes a row) goes to its build and is dropped there.
+        let storedOrders = Locked(orders)
+        orders = []
         let built = concurrentMap(jobs.count) { k in
             let (e, i) = jobs[k]
             let entity = schema.entities[e], slots = entity.orderedIndexSlots[i]
+            let order = storedOrders.withLock { all in
+                defer { all[e][i] = nil }
+                return all[e][i]
+            }
             // The order is derived data: one that does not check out (another build's
             // comparison, say) is rebuilt by sorting rather than refused.
-            return builtOrders[e][i].flatMap {
+            return order.flatMap {
                 OrderedIndex(slots: slots, of: entity, table: builtTables[e], order: $0, touched: builtTouched[e])
             } ?? OrderedIndex(slots: slots, of: entity, table: builtTables[e])
         }

@@ -116,12 +116,23 @@ public struct BTree<Key: BTreeKey>: Sendable {
     /// `PermutedEntries`).
     /// - Complexity: O(n)
     public init<Entries: RandomAccessCollection<Entry>>(sorted entries: Entries) where Entries.Index == Int {
-        count = entries.count
-        guard !entries.isEmpty else { return }
-        let fill = Self.capacity * 3 / 4
-        var level: [Node] = stride(from: entries.startIndex, to: entries.endIndex, by: fill).map {
-            Node(leafOf: entries[$0..<min($0 + fill, entries.endIndex)])
-        }
+        let fill = Self.fill
+        self.init(
+            leaves: stride(from: entries.startIndex, to: entries.endIndex, by: fill).map {
+                Node(leafOf: entries[$0..<min($0 + fill, entries.endIndex)])
+            },
+            count: entries.count)
+    }
+
+    /// Entries a bulk build puts in a leaf: room is left for inserts.
+    static var fill: Int { capacity * 3 / 4 }
+
+    /// A tree over `leaves`, full but for the last, which hold `count` entries in order.
+    private init(leaves: [Node], count: Int) {
+        self.count = count
+        guard !leaves.isEmpty else { return }
+        let fill = Self.fill
+        var level = leaves
         var minima = level.map { $0.entry(at: 0) }
         while level.count > 1 {
             var next: [Node] = []
@@ -135,6 +146,32 @@ public struct BTree<Key: BTreeKey>: Sendable {
             minima = nextMinima
         }
         root = level[0]
+    }
+
+    /// Builds a tree from entries appended in index order, a leaf at a time, as
+    /// `init(sorted:)` builds it: a build from a stored order (a document's open)
+    /// holds no array of every entry beside the tree.
+    struct Builder {
+        private var leaves: [Node] = []
+        private var pending: [Entry] = []
+        private var count = 0
+
+        init() { pending.reserveCapacity(BTree.fill) }
+
+        /// Appends `entry`, which follows every entry appended before it.
+        mutating func append(_ entry: Entry) {
+            pending.append(entry)
+            count += 1
+            if pending.count == BTree.fill {
+                leaves.append(Node(leafOf: pending))
+                pending.removeAll(keepingCapacity: true)
+            }
+        }
+
+        consuming func build() -> BTree {
+            if !pending.isEmpty { leaves.append(Node(leafOf: pending)) }
+            return BTree(leaves: leaves, count: count)
+        }
     }
 
     // MARK: Order

@@ -1,6 +1,7 @@
 /// Ordered indexes built in bulk: by sorting a table, or from an order a document
-/// stored (checked, not trusted). Both end in `BTree(sorted:)`, which packs nodes.
-/// Large inserts sort their new entries the same way (`OrderedIndex+Bulk`).
+/// stored (checked, not trusted). Both pack nodes: a sort through `BTree(sorted:)`,
+/// a stored order through `BTree.Builder`, leaf by leaf as it is checked. Large
+/// inserts sort their new entries the same way (`OrderedIndex+Bulk`).
 extension OrderedIndex {
     /// An index over `slots` of `entity` holding every row of `table`, built by sorting
     /// (or counting) as a bulk insert of the table's rows under their own identifiers
@@ -27,17 +28,17 @@ extension OrderedIndex {
         let slot = slots[0]
         switch layout {
         case let .scalar(kind):
-            if let entries = IndexOrder.merged(order, table: table, touched: touched, key: { id in
+            if let tree = IndexOrder.merged(order, table: table, touched: touched, key: { id in
                 table.packed(id, slot: slot, as: kind)
             }) {
-                scalars = BTree(sorted: entries)
+                scalars = tree
                 return
             }
         case .string:
-            if let entries = IndexOrder.merged(order, table: table, touched: touched, key: { id in
+            if let tree = IndexOrder.merged(order, table: table, touched: touched, key: { id in
                 table.string(id, slot: slot).map(StringKey.init(string:))
             }) {
-                strings = BTree(sorted: entries)
+                strings = tree
                 return
             }
         case .general:
@@ -45,11 +46,11 @@ extension OrderedIndex {
         }
         // An index that had gone general (a value that does not pack) keeps its
         // stored order: packed and general keys order alike.
-        guard let entries = IndexOrder.merged(order, table: table, touched: touched, key: { id in
+        guard let tree = IndexOrder.merged(order, table: table, touched: touched, key: { id in
             IndexOrder.key(of: id, in: table, slots: slots)
         }) else { return nil }
         layout = .general
-        general = BTree(sorted: entries)
+        general = tree
     }
 }
 
@@ -220,53 +221,49 @@ enum IndexOrder {
         return entries
     }
 
-    /// The entries of the stored `order` for rows not in `touched`, merged with the
-    /// touched rows that still exist, sorted; `key` gives a row's key (nil for a
-    /// missing row or a value without a key). Nil if `order` is not the untouched
-    /// rows in index order.
+    /// The tree of the stored `order`'s entries for rows not in `touched`, merged
+    /// with the touched rows that still exist; `key` gives a row's key (nil for a
+    /// missing row or a value without a key). Nil if `order` is not the untouched rows
+    /// in index order. The entries go straight into the tree's leaves (`BTree.Builder`):
+    /// no array of them all is held beside it at the peak of an open.
     /// - Complexity: O(n + k log k) for n rows and k touched ones
-    static func merged<Key>(_ order: [RowID], table: Table, touched: Set<RowID>, key: (RowID) -> Key?) -> [BTree<Key>.Entry]? {
+    static func merged<Key>(_ order: [RowID], table: Table, touched: Set<RowID>, key: (RowID) -> Key?) -> BTree<Key>? {
         typealias Entry = BTree<Key>.Entry
-        var base: [Entry] = []
-        base.reserveCapacity(order.count)
+        var extra: [Entry] = []
+        for id in touched {
+            guard let key = key(id) else { continue }
+            extra.append(Entry(key: key, row: id))
+        }
+        extra.sort(by: BTree.less)
+        var builder = BTree<Key>.Builder()
+        var j = 0
+        var last: Entry?
+        var untouched = 0
         var seen = Set<RowID>(minimumCapacity: touched.count)
         for id in order {
-            if touched.contains(id) {
+            if !touched.isEmpty, touched.contains(id) {
                 // A row the journal rewrote or deleted: its entry comes from `extra`.
                 guard seen.insert(id).inserted else { return nil }
                 continue
             }
             guard let key = key(id) else { return nil }
             let entry = Entry(key: key, row: id)
-            if let last = base.last, !BTree.less(last, entry) { return nil }
-            base.append(entry)
-        }
-        var extra: [Entry] = []
-        for id in touched {
-            guard let key = key(id) else { continue }
-            extra.append(Entry(key: key, row: id))
+            if let last, !BTree.less(last, entry) { return nil }
+            while j < extra.count, BTree.less(extra[j], entry) {
+                builder.append(extra[j])
+                j += 1
+            }
+            builder.append(entry)
+            last = entry
+            untouched += 1
         }
         // Every untouched row must be in the order exactly once (a touched row whose
         // value has no key is missing from `extra`, which fails this too).
-        let untouchedInTable = table.count - extra.count
-        guard base.count == untouchedInTable else { return nil }
-        extra.sort(by: BTree.less)
-        guard !extra.isEmpty else { return base }
-        var result: [Entry] = []
-        result.reserveCapacity(base.count + extra.count)
-        var i = 0
-        var j = 0
-        while i < base.count, j < extra.count {
-            if BTree.less(extra[j], base[i]) {
-                result.append(extra[j])
-                j += 1
-            } else {
-                result.append(base[i])
-                i += 1
-            }
+        guard untouched == table.count - extra.count else { return nil }
+        while j < extra.count {
+            builder.append(extra[j])
+            j += 1
         }
-        result.append(contentsOf: base[i...])
-        result.append(contentsOf: extra[j...])
-        return result
+        return builder.build()
     }
 }
