@@ -18,6 +18,16 @@ enum ColumnFrame {
         external: (Data) throws(DocumentError) -> BlobReference,
         emit: (_ payload: [UInt8], _ rows: Int, _ cells: Int) -> Void
     ) throws(DocumentError) {
+        try forEachChunk(of: table) { (chunk: [Place]) throws(DocumentError) in
+            try encode(chunk[...], of: table, entity: e, description: entity, external: external, emit: emit)
+        }
+    }
+
+    /// Calls `body` with the places of each column frame's rows (up to
+    /// `rowsPerFrame` live rows), in identifier order: a snapshot encodes the
+    /// chunks on several threads at once.
+    /// - Complexity: O(rows)
+    static func forEachChunk(of table: Table, _ body: ([Place]) throws(DocumentError) -> Void) throws(DocumentError) {
         var chunk: [Place] = []
         chunk.reserveCapacity(rowsPerFrame)
         for (s, segment) in table.segments.enumerated() {
@@ -27,7 +37,7 @@ enum ColumnFrame {
                 chunk.append(Place(segment: s, position: p))
                 if chunk.count == rowsPerFrame {
                     do throws(DocumentError) {
-                        try encode(chunk[...], of: table, entity: e, description: entity, external: external, emit: emit)
+                        try body(chunk)
                     } catch {
                         failure = error
                     }
@@ -36,18 +46,18 @@ enum ColumnFrame {
             }
             if let failure { throw failure }
         }
-        if !chunk.isEmpty {
-            try encode(chunk[...], of: table, entity: e, description: entity, external: external, emit: emit)
-        }
+        if !chunk.isEmpty { try body(chunk) }
     }
 
     /// A live row's place in its table.
-    struct Place {
+    struct Place: Sendable {
         var segment: Int
         var position: Int
     }
 
-    private static func encode(
+    /// The payloads of one chunk's column frames (two or more when it passes
+    /// `DocumentFormat.bytesPerFrame`).
+    static func encode(
         _ chunk: ArraySlice<Place>, of table: Table, entity e: Int, description: EntityDescription,
         external: (Data) throws(DocumentError) -> BlobReference, emit: (_ payload: [UInt8], _ rows: Int, _ cells: Int) -> Void
     ) throws(DocumentError) {

@@ -919,8 +919,8 @@ public final class Document: @unchecked Sendable {
     static let snapshotWriteBack = 4 << 20
 
     /// Writes and syncs a complete snapshot file at `path` (which must not exist)
-    /// and returns it open. `compressionWorkers` bounds the threads that compress
-    /// its frames beside the encoding one (nil: as many as keep the cores busy).
+    /// and returns it open. `compressionWorkers` bounds the threads that encode and
+    /// compress its frames while this one writes them (nil: one per core).
     private static func writeSnapshot(
         _ version: StoreVersion, identifier: UUID, schemaVersion: SchemaVersionStamp?, to path: String, blobs: BlobStore,
         formatMinor: Int = 0, compressionWorkers: Int? = nil, removingCreatedBlobs: Bool = true,
@@ -931,9 +931,11 @@ public final class Document: @unchecked Sendable {
         var created: [String] = []
         let file = try DocumentFile.open(path, writable: true, create: true)
         do throws(DocumentError) {
-            let bytes = try Snapshot.encode(
+            // Frames go to the file as they are compressed, synced every few MiB.
+            let sink = SnapshotSink(file: file, writeBack: Self.snapshotWriteBack)
+            try Snapshot.write(
                 version, identifier: identifier, schemaVersion: schemaVersion, formatMinor: formatMinor,
-                compressionWorkers: compressionWorkers, progress: progress
+                compressionWorkers: compressionWorkers, to: sink, progress: progress
             ) { (data: Data) throws(DocumentError) in
                 let reference = BlobStore.reference(for: data)
                 referenced(reference.name)
@@ -941,18 +943,8 @@ public final class Document: @unchecked Sendable {
                 return reference
             }
             if !created.isEmpty { try blobs.syncDirectory() }
-            // Written back a few MiB at a time: one fsync of a whole large snapshot
-            // holds up the journal's fsyncs behind it on most file systems, and a
-            // background compaction's saves are waiting on theirs.
-            var offset = 0
-            while offset < bytes.count {
-                let end = min(offset + Self.snapshotWriteBack, bytes.count)
-                try file.write(Array(bytes[offset..<end]), at: offset)
-                offset = end
-                if offset < bytes.count { try file.syncData() }
-            }
             try file.sync()
-            return (file, bytes.count, created)
+            return (file, sink.length, created)
         } catch {
             file.close()
             DocumentFile.remove(path)
