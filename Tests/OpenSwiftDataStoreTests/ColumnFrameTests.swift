@@ -123,6 +123,47 @@ import Testing
         #expect(contents.blobNames.count == largePhotos)
     }
 
+    /// A snapshot of many more column frames than are in flight at once (workers
+    /// encode and compress them, the compacting thread writes them in order; an
+    /// entity with external storage is encoded on the compacting thread) reads
+    /// back whole, blobs and all, and its progress counts every row once.
+    @Test func aSnapshotOfManyFramesInFlightReadsBackInOrder() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("many-frames.store")
+        let store = try DocumentFixture.openStore(path)
+        let document = try #require(store.document)
+        document.compactionPolicy = .init(ratio: 100, minimumJournalBytes: 1 << 30)
+        let boxes = 40 * 4_096 + 17, items = 3 * 4_096
+        var changes = ChangeSet()
+        for b in 0..<boxes {
+            changes.inserts.append(.init(entity: 1, temporaryID: RowID(-Int64(b + 1)), row: [.string("box-\(b)"), .references([])]))
+        }
+        for n in 0..<items {
+            let row = DocumentFixture.item(n, photoSize: n % 1_000 == 0 ? 20_000 : 40)
+            changes.inserts.append(.init(entity: 0, temporaryID: RowID(-Int64(boxes + 1 + n)), row: row))
+        }
+        _ = try store.commit(changes)
+        // Gaps: every fifth box of the first half goes.
+        var deletes = ChangeSet()
+        for id in stride(from: 1, to: boxes / 2, by: 5) { deletes.deletes.append(.init(entity: 1, id: RowID(Int64(id)))) }
+        _ = try store.commit(deletes)
+
+        var heard: [(Int, Int)] = []
+        try document.compact(store.current) { done, total in heard.append((done, total)) }
+
+        let contents = try DocumentReader.read(path: path, expected: DocumentFixture.schema)
+        contents.version._checkInvariants()
+        #expect(contents.journalFrames == 0)
+        let liveBoxes = store.current.tables[1].count
+        #expect(contents.frames.filter { $0.kind == .columns }.count == items / 4_096 + (liveBoxes + 4_095) / 4_096)
+        #expect(DocumentFixture.rows(of: contents.version) == DocumentFixture.rows(of: store.current))
+        #expect(contents.blobNames.count == (items + 999) / 1_000)
+        let rows = items + liveBoxes
+        #expect(heard.last.map { $0 == (rows, rows) } == true)
+        #expect(zip(heard, heard.dropFirst()).allSatisfy { $0.0 < $1.0 })
+    }
+
     /// Frames of to-many lists that are all empty, or all but one, read back the same
     /// rows (a column of empty lists holds none in memory).
     @Test func emptyToManyListsRoundTrip() throws {

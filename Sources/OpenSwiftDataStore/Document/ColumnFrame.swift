@@ -18,6 +18,16 @@ enum ColumnFrame {
         external: (Data) throws(DocumentError) -> BlobReference,
         emit: (_ payload: [UInt8], _ rows: Int, _ cells: Int) -> Void
     ) throws(DocumentError) {
+        try forEachChunk(of: table) { (chunk: [Place]) throws(DocumentError) in
+            try encode(chunk[...], of: table, entity: e, description: entity, external: external, emit: emit)
+        }
+    }
+
+    /// Calls `body` with the places of each column frame's rows (up to
+    /// `rowsPerFrame` live rows), in identifier order: a snapshot encodes the
+    /// chunks on several threads at once.
+    /// - Complexity: O(rows)
+    static func forEachChunk(of table: Table, _ body: ([Place]) throws(DocumentError) -> Void) throws(DocumentError) {
         var chunk: [Place] = []
         chunk.reserveCapacity(rowsPerFrame)
         for (s, segment) in table.segments.enumerated() {
@@ -27,7 +37,7 @@ enum ColumnFrame {
                 chunk.append(Place(segment: s, position: p))
                 if chunk.count == rowsPerFrame {
                     do throws(DocumentError) {
-                        try encode(chunk[...], of: table, entity: e, description: entity, external: external, emit: emit)
+                        try body(chunk)
                     } catch {
                         failure = error
                     }
@@ -36,18 +46,18 @@ enum ColumnFrame {
             }
             if let failure { throw failure }
         }
-        if !chunk.isEmpty {
-            try encode(chunk[...], of: table, entity: e, description: entity, external: external, emit: emit)
-        }
+        if !chunk.isEmpty { try body(chunk) }
     }
 
     /// A live row's place in its table.
-    struct Place {
+    struct Place: Sendable {
         var segment: Int
         var position: Int
     }
 
-    private static func encode(
+    /// The payloads of one chunk's column frames (two or more when it passes
+    /// `DocumentFormat.bytesPerFrame`).
+    static func encode(
         _ chunk: ArraySlice<Place>, of table: Table, entity e: Int, description: EntityDescription,
         external: (Data) throws(DocumentError) -> BlobReference, emit: (_ payload: [UInt8], _ rows: Int, _ cells: Int) -> Void
     ) throws(DocumentError) {
@@ -262,13 +272,18 @@ extension ByteWriter {
                 body(column, place.position, i)
             }
         }
-        var present = [UInt64](repeating: 0, count: Bitmap.wordCount(chunk.count))
+        // (The bitmaps and words are filled through buffers: an array a closure
+        // captures is checked for uniqueness at every write, a third of the time.)
         var presentCount = 0
-        forEachCell { column, p, i in
-            if Bitmap.test(column.present, p) {
-                Bitmap.set(&present, i, true)
-                presentCount += 1
+        let present = [UInt64](unsafeUninitializedCapacity: Bitmap.wordCount(chunk.count)) { words, count in
+            words.initialize(repeating: 0)
+            forEachCell { column, p, i in
+                if Bitmap.test(column.present, p) {
+                    words[i >> 6] |= 1 << UInt64(i & 63)
+                    presentCount += 1
+                }
             }
+            count = words.count
         }
         if presentCount == chunk.count {
             byte(Presence.all.rawValue)
@@ -279,26 +294,31 @@ extension ByteWriter {
             byte(Presence.bitmap.rawValue)
             words(present)
         }
-        var values: [UInt64] = []
+        /// One word per row: `word` of a present one, zero for a nil one.
+        func cellWords(_ word: (borrowing Column, Int) -> UInt64) -> [UInt64] {
+            [UInt64](unsafeUninitializedCapacity: chunk.count) { buffer, count in
+                forEachCell { column, p, i in buffer[i] = Bitmap.test(present, i) ? word(column, p) : 0 }
+                count = chunk.count
+            }
+        }
         // Nil positions are written as zeros: a cleared value stays in the column's
         // buffer, and must not outlive its clearing in the file.
         switch kind {
         case .bool:
-            var bits = [UInt64](repeating: 0, count: present.count)
-            forEachCell { column, p, i in if Bitmap.test(present, i), Bitmap.test(column.bits, p) { Bitmap.set(&bits, i, true) } }
+            let bits = [UInt64](unsafeUninitializedCapacity: present.count) { words, count in
+                words.initialize(repeating: 0)
+                forEachCell { column, p, i in
+                    if Bitmap.test(present, i), Bitmap.test(column.bits, p) { words[i >> 6] |= 1 << UInt64(i & 63) }
+                }
+                count = words.count
+            }
             words(bits)
         case .int, .reference:
-            values.reserveCapacity(chunk.count)
-            forEachCell { column, p, i in values.append(Bitmap.test(present, i) ? UInt64(bitPattern: column.ints[p]) : 0) }
-            words(values)
+            words(cellWords { column, p in UInt64(bitPattern: column.ints[p]) })
         case .uint:
-            values.reserveCapacity(chunk.count)
-            forEachCell { column, p, i in values.append(Bitmap.test(present, i) ? column.uints[p] : 0) }
-            words(values)
+            words(cellWords { column, p in column.uints[p] })
         case .double, .date:
-            values.reserveCapacity(chunk.count)
-            forEachCell { column, p, i in values.append(Bitmap.test(present, i) ? column.doubles[p].bitPattern : 0) }
-            words(values)
+            words(cellWords { column, p in column.doubles[p].bitPattern })
         case .string:
             forEachCell { column, p, i in if Bitmap.test(present, i) { string(column.storedString(at: p)) } }
         case .references:

@@ -14,12 +14,34 @@ enum Zstd {
     static func bound(_ count: Int) -> Int { ZSTD_compressBound(count) }
 
     /// Compresses `bytes` at `level` into `destination`, which has room for
-    /// `bound(bytes.count)` bytes; returns how many it wrote.
-    static func compress(_ bytes: UnsafeRawBufferPointer, level: Int32, into destination: UnsafeMutableRawPointer) -> Int {
-        let written = ZSTD_compress(destination, bound(bytes.count), bytes.baseAddress, bytes.count, level)
+    /// `bound(bytes.count)` bytes; returns how many it wrote. With a `context` the
+    /// output is the same bytes, but zstd's tables are allocated once per context
+    /// instead of once per call.
+    static func compress(
+        _ bytes: UnsafeRawBufferPointer, level: Int32, into destination: UnsafeMutableRawPointer, context: Context? = nil
+    ) -> Int {
+        let written = if let context {
+            ZSTD_compressCCtx(context.pointer, destination, bound(bytes.count), bytes.baseAddress, bytes.count, level)
+        } else {
+            ZSTD_compress(destination, bound(bytes.count), bytes.baseAddress, bytes.count, level)
+        }
         // Compression into a buffer of ZSTD_compressBound bytes cannot fail.
         precondition(ZSTD_isError(written) == 0, "zstd: \(String(cString: ZSTD_getErrorName(written)))")
         return written
+    }
+
+    /// A compression context one thread reuses from frame to frame: a snapshot
+    /// compresses hundreds of frames, and a fresh context allocates and clears its
+    /// tables (about 1 MiB at level 3) every time.
+    final class Context {
+        let pointer: OpaquePointer
+
+        init() {
+            guard let pointer = ZSTD_createCCtx() else { fatalError("zstd: out of memory for a compression context") }
+            self.pointer = pointer
+        }
+
+        deinit { ZSTD_freeCCtx(pointer) }
     }
 
     /// Writes a skippable zstd frame of exactly `length` bytes (at least 8) at

@@ -158,7 +158,9 @@ enum Frame {
     /// helps; stored when `level` is nil. `decoded` is what a reader spends on the
     /// payload when that is more than its size (a columns frame's cells): the frame
     /// is padded so that stays within the expansion readers allow.
-    static func encode(kind: FrameKind, payload: [UInt8], level: Int32?, decoded: Int = 0) throws(DocumentError) -> [UInt8] {
+    static func encode(
+        kind: FrameKind, payload: [UInt8], level: Int32?, decoded: Int = 0, context: Zstd.Context? = nil
+    ) throws(DocumentError) -> [UInt8] {
         // The reader's limit (a larger frame would be written and never read again).
         guard payload.count <= DocumentFormat.maximumRawFrameBytes else {
             throw .io(operation: "writing a \(kind) frame of \(payload.count) bytes (the limit is 2 GiB)", path: "", errno: EFBIG)
@@ -179,7 +181,7 @@ enum Frame {
             var codec: UInt8 = 0
             var storedCount = payload.count
             if let level, compressing {
-                let written = payload.withUnsafeBytes { Zstd.compress($0, level: level, into: stored) }
+                let written = payload.withUnsafeBytes { Zstd.compress($0, level: level, into: stored, context: context) }
                 if written < payload.count || minimum > payload.count {
                     codec = 1
                     storedCount = written

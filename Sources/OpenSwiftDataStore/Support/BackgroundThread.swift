@@ -24,9 +24,10 @@ enum BackgroundThread {
         thread.start()
     }
 
-    /// How many frames a background snapshot compresses on other threads at once:
-    /// none on a machine of 2 cores or fewer (the encoder compresses them itself
-    /// and one core stays free for saves), else all cores but two.
+    /// How many threads beside this one encode and compress a background
+    /// snapshot's frames: none on a machine of 2 cores or fewer (this thread does
+    /// it all, and one core stays free for saves), else all cores but two. (A
+    /// compaction on demand uses every core: no save waits beside it.)
     static var compressionWorkers: Int {
         max(0, ProcessInfo.processInfo.activeProcessorCount - 2)
     }
