@@ -69,7 +69,8 @@ phase() {
     # children's on its second line, as "0m1.234s 0m0.567s".
     if ! (status=0
         wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_PER_PHASE}s" --timeout 10s -s "$script" "$url" >"$WORK/wrk.out" 2>&1 || status=$?
-        times | sed -n 2p >"$WORK/time"
+        times >"$WORK/times" # not in a pipeline: a forked `times` would see no children
+        sed -n 2p "$WORK/times" >"$WORK/time"
         exit "$status"); then
         cat "$WORK/wrk.out" >&2
         echo "wrk failed ($label)" >&2
