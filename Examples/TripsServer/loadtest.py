@@ -9,6 +9,13 @@ sampled reads back as written. Prints one Markdown row per phase:
 requests, errors, requests/s, p50 and p99 latency.
 
     python3 Examples/TripsServer/loadtest.py --url http://127.0.0.1:8080
+
+Its client shares the machine with the server, so Scripts/server-load.sh measures
+with wrk (Examples/TripsServer/load/*.lua) and uses this script's `--check-only`
+mode for the lost-write check of wrk's writes: the server holds every acknowledged
+trip (the "name price" lines of `--acked`), and each one sampled reads back with its
+price; `--before` is the count of trips before the writes, and up to `--in-flight`
+trips more than acknowledged may be stored (requests the client stopped waiting for).
 """
 import argparse
 import asyncio
@@ -116,14 +123,52 @@ def row(name, latencies, errors, elapsed):
             f"{pick(0.50):.2f} ms | {pick(0.99):.2f} ms |")
 
 
+async def check_only(url, acked_path, before, in_flight, label):
+    """The lost-write check of writes another client made (Scripts/server-load.sh)."""
+    with open(acked_path, encoding="utf-8") as lines:
+        acked = dict(line.split() for line in lines if line.strip())
+    client = Client(url.hostname, url.port or 80)
+    status, data = await client.request("GET", "/stats")
+    if status != 200:
+        sys.exit(f"GET /stats: {status}")
+    after = json.loads(data)["trips"]
+    sample = random.sample(sorted(acked), min(500, len(acked)))
+    missing, changed = 0, 0
+    for name in sample:
+        status, data = await client.request("GET", f"/trips/{quote(name)}")
+        if status != 200:
+            missing += 1
+        elif json.loads(data)["price"] != float(acked[name]):
+            changed += 1
+    client.close()
+    extra = after - before - len(acked)
+    label = f"{label}: " if label else ""
+    print(f"{label}trips {before} → {after} ({len(acked)} acknowledged writes, {extra} unacknowledged "
+          f"stored, at most {in_flight} may be); {missing} of {len(sample)} sampled writes missing, "
+          f"{changed} read back changed")
+    if not acked or missing or changed or extra < 0 or extra > in_flight:
+        sys.exit("lost or unexpected writes" if acked else "no acknowledged write")
+
+
 async def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", default="http://127.0.0.1:8080")
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--label", default="")
+    parser.add_argument("--check-only", action="store_true",
+                        help="only check the writes of --acked (made by another client, e.g. wrk)")
+    parser.add_argument("--acked", help="--check-only: a file of acknowledged writes, one 'name price' a line")
+    parser.add_argument("--before", type=int, default=0, help="--check-only: trips stored before the writes")
+    parser.add_argument("--in-flight", type=int, default=0,
+                        help="--check-only: how many unacknowledged writes may have been stored")
     args = parser.parse_args()
     url = urlparse(args.url)
+    if args.check_only:
+        if not args.acked:
+            parser.error("--check-only needs --acked")
+        await check_only(url, args.acked, args.before, args.in_flight, args.label)
+        return
     run = f"{random.randrange(16**6):06x}"
     written = {}
 
