@@ -17,10 +17,12 @@ import Foundation
 /// ever follows one that may be lost. A crash loses only saves that had not
 /// returned. Frames a compaction copied into its new file were synced there before
 /// the rename (`replaceFile`), so a replaced file's frames are durable once the
-/// folder is. An fsync that fails fails every save it would have acknowledged and
-/// stops saves until the document is opened again (`broken`, as for a single
-/// save: after a failed fsync nothing written through the file is trusted); the
-/// frames it covered are cut off again when no other writer's frame follows them.
+/// folder is (which the leader syncs before it counts on it). An fsync that fails
+/// fails every save waiting for it, those appended while it ran too, and stops
+/// saves until the document is opened again (`broken`, as for a single save:
+/// after a failed fsync nothing written through the file is trusted); their
+/// frames are cut off again when they still end the file and no other writer's
+/// frame is among them.
 ///
 /// Locks: `syncCondition` guards who leads and each file's `syncedEnd` and
 /// `syncFailure`; it is never held while `lock` is taken or an fsync runs, and is
@@ -48,7 +50,9 @@ extension Document {
     }
 
     /// Blocks until `pending`'s frame is durable, leading an fsync when none runs.
-    /// Throws the error of the fsync that failed to cover it (and saves stop).
+    /// Throws when it cannot be: the error of the fsync (or folder sync) that failed,
+    /// for this frame and every frame waiting with it, or that the frame is no longer
+    /// in the file, or `.closed`; saves stop then.
     public func waitUntilDurable(_ pending: PendingSync) throws(DocumentError) {
         let target = pending.file
         syncCondition.lock()
@@ -61,7 +65,7 @@ extension Document {
             }
             syncing = true
             syncCondition.unlock()
-            let outcome = leadSync(of: target)
+            let outcome = leadSync(of: target, needing: pending.end)
             syncCondition.lock()
             syncing = false
             switch outcome {
@@ -70,11 +74,6 @@ extension Document {
                 // (`.max`: a compaction's fsync covered it.)
                 if end != .max { journalSyncCount += 1 }
                 syncCondition.broadcast()
-                // The file ends before the frame: it was cut off (nothing in this
-                // process cuts a frame that waits), and no fsync will cover it.
-                if end < pending.end {
-                    throw .io(operation: "syncing a frame no longer in the file", path: path, errno: EIO)
-                }
             case let .failure(error):
                 if target.syncFailure == nil { target.syncFailure = error }
                 syncCondition.broadcast()
@@ -114,25 +113,33 @@ extension Document {
 
     /// One fsync of `target` as far as the frames reach now; returns that end
     /// (`Int.max` when a compaction replaced the file, which synced its frames).
-    private func leadSync(of target: DocumentFile) -> Result<Int, DocumentError> {
+    private func leadSync(of target: DocumentFile, needing needed: Int) -> Result<Int, DocumentError> {
         if let hook = lock.withLock({ syncWillBegin }) { hook() }
         lock.lock()
         guard target === file else {
             defer { lock.unlock() }
             guard file != nil else { return .failure(.closed(path: path)) }
-            // The compaction that replaced it synced the frames it copied; the rename
-            // is durable once the folder is.
-            if directoryNeedsSync {
-                do throws(DocumentError) {
-                    try DocumentFile.syncDirectory(Self.directory(of: path))
-                } catch {
-                    // (Its saves throw; the new file may hold them: saves stop.)
-                    if broken == nil { broken = error }
-                    return .failure(error)
-                }
-                directoryNeedsSync = false
+            // The compaction that replaced it (this process's or another writer's)
+            // synced the frames it copied; the rename is durable once the folder is,
+            // which another writer may not have synced yet: synced here, every time
+            // (rare, and cheap).
+            do throws(DocumentError) {
+                try DocumentFile.syncDirectory(Self.directory(of: path))
+            } catch {
+                // (Its saves throw; the new file may hold them: saves stop.)
+                stopAfterFailedSync(error)
+                return .failure(error)
             }
+            directoryNeedsSync = false
             return .success(.max)
+        }
+        // The file ends before the frame: it was cut off (nothing in this process cuts
+        // a frame that waits), and no fsync will cover it.
+        guard length >= needed else {
+            let error = DocumentError.io(operation: "syncing a frame no longer in the file", path: path, errno: EIO)
+            stopAfterFailedSync(error)
+            lock.unlock()
+            return .failure(error)
         }
         let end = length
         let descriptor: DocumentFile
@@ -183,20 +190,27 @@ extension Document {
     /// stay (compaction collects them).
     private func syncFailed(_ target: DocumentFile, _ error: DocumentError) {
         let frames = lock.withLock { () -> UnsyncedFrames? in
-            if broken == nil { broken = error }
+            stopAfterFailedSync(error)
             guard target === file, let frames = unsynced else { return nil }
             unsynced = nil
             // A compaction begun from a version this fsync would have acknowledged is
             // not the file's.
             running = nil
-            if following != nil, followFailure == nil {
-                followFailure = error
-                refreshLook(examined: nil)
-            }
             return frames
         }
         guard let frames, !frames.interleaved else { return }
         retract(frames, of: target)
+    }
+
+    /// Stops saves, and a shared document's following, after a sync that failed its
+    /// saves: the store drops what they made (and what it took from other writers
+    /// meanwhile), so it no longer holds what the file holds. With `lock` held.
+    private func stopAfterFailedSync(_ error: DocumentError) {
+        if broken == nil { broken = error }
+        if following != nil, followFailure == nil {
+            followFailure = error
+            refreshLook(examined: nil)
+        }
     }
 
     /// Cuts `frames` off `target` in a turn, when they still end the file.

@@ -292,6 +292,12 @@ extension Document {
         // (Read again in place: another writer's frame was retracted after this
         // process's; a failed fsync leaves them.)
         unsynced?.interleaved = true
+        if source === file {
+            // The file may be shorter than an fsync of it covered: a frame written there
+            // later is not durable because of it.
+            let valid = contents.validLength
+            syncCondition.withLock { source.syncedEnd = min(source.syncedEnd, valid) }
+        }
         length = contents.validLength
         generation = contents.version.generation
         _snapshotLength = contents.snapshotLength

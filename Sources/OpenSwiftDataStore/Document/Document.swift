@@ -423,7 +423,8 @@ public final class Document: @unchecked Sendable {
     /// Appends one journal frame for `record`, after writing and syncing the
     /// blobs it refers to. On failure the file is cut back to where it was.
     /// - Complexity: O(size of the record)
-    @discardableResult
+    /// With durability `.full` the frame is not synced yet: the caller waits for the
+    /// `PendingSync` it returns (`waitUntilDurable`) before acknowledging the save.
     public func append(_ record: CommitRecord, schema: StoreSchema) throws(DocumentError) -> PendingSync? {
         try locked { () throws(DocumentError) -> PendingSync? in
             let file = try writableFile()

@@ -188,7 +188,8 @@ public final class DocumentGroup: StorePersistence, @unchecked Sendable {
         for (d, part) in parts.enumerated() {
             guard let part else { continue }
             do throws(DocumentError) {
-                try documents[d].append(part, schema: schemas[d])
+                // (A group's document syncs its frame within `append`: nothing to wait for.)
+                _ = try documents[d].append(part, schema: schemas[d])
             } catch {
                 for earlier in appended.reversed() { try? documents[earlier].retractAppend(of: record.generation) }
                 throw error

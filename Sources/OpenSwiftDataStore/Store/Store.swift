@@ -18,7 +18,7 @@ public final class Store: Sendable {
     private let commitPath = NSLock()
     /// The version commits build on, and the last commit of this store whose record
     /// may not be durable yet (group commit): `head` runs ahead of `published` while
-    /// it waits. Changed only with `commitPath` held too.
+    /// it waits. The head changes only with `commitPath` held too.
     private let tip: Locked<Tip>
 
     struct Tip {
@@ -190,10 +190,10 @@ public final class Store: Sendable {
             var newest = version
             if let waiting = tip.waiting, persistence.isDurable(waiting) {
                 tip.waiting = nil
-                newest = tip.head
-            } else if tip.waiting == nil {
-                newest = tip.head
             }
+            // The head, when nothing of it waits and it is newer (after a failed sync
+            // it went back to what was published, behind this durable version).
+            if tip.waiting == nil, tip.head.generation > newest.generation { newest = tip.head }
             published.withLock { if newest.generation > $0.generation { $0 = newest } }
         }
         commitSignal.signal()

@@ -17,10 +17,12 @@ public protocol StorePersistence: AnyObject, Sendable {
     /// Whether the record `append` returned `pending` for is durable now.
     func isDurable(_ pending: Document.PendingSync) -> Bool
     /// Rewrites what has grown enough since its last snapshot as a snapshot of
-    /// `version` (the version just recorded). A failure is noted, not thrown:
-    /// the saves are durable already, and the next try waits for more growth.
-    /// A `Document` does it in the background (`Document.compactInBackground`), so
-    /// the save returns at once; a group's documents compact before it returns.
+    /// `version` (the version just recorded, in the turn, before its fsync). A
+    /// failure is noted, not thrown: the journal still holds every save, and the next
+    /// try waits for more growth. A `Document` does it in the background
+    /// (`Document.compactInBackground`; a compaction whose version a failed fsync
+    /// covered is called off, as saves stop), so the save returns at once; a group's
+    /// documents compact before it returns.
     func compactIfWanted(_ version: StoreVersion)
     /// Rewrites everything as a snapshot of `version` now.
     func compact(_ version: StoreVersion) throws(DocumentError)
