@@ -56,6 +56,15 @@ final class DocumentFile {
         descriptor = -1
     }
 
+    /// Closes the descriptor on a thread of its own, for a caller that must not wait
+    /// for it: closing a replaced file's last descriptor frees the file's blocks.
+    func closeInBackground() {
+        let closing = descriptor
+        descriptor = -1
+        guard closing >= 0 else { return }
+        BackgroundThread.start(name: "OpenSwiftData.close") { _ = Glibc.close(closing) }
+    }
+
     /// Takes the advisory write lock, or throws `.locked` if another open file
     /// description holds it (another process, or another container) for longer
     /// than `lockPatience`.
