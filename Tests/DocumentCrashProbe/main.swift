@@ -159,14 +159,7 @@ if arguments(count: 4, flag: "--concurrent") {
 
 @ModelActor actor ConcurrentSaver {
     func run(as saver: Int) throws {
-        let name = "c\(saver)"
-        let counter: CrashCounter
-        if let existing = try modelContext.fetch(FetchDescriptor<CrashCounter>(predicate: #Predicate { $0.name == name })).first {
-            counter = existing
-        } else {
-            counter = CrashCounter(name: name, value: 0)
-            modelContext.insert(counter)
-        }
+        let counter = try counter(named: "c\(saver)", in: modelContext)
         while true {
             let k = counter.value + 1
             counter.value = k
@@ -182,6 +175,16 @@ if arguments(count: 4, flag: "--concurrent") {
             if saver == 0, k % 25 == 0 { try modelContainer.compactDocument() }
         }
     }
+}
+
+/// The counter named `name`, inserted at 0 when the document has none yet.
+func counter(named name: String, in context: ModelContext) throws -> CrashCounter {
+    if let existing = try context.fetch(FetchDescriptor<CrashCounter>(predicate: #Predicate { $0.name == name })).first {
+        return existing
+    }
+    let counter = CrashCounter(name: name, value: 0)
+    context.insert(counter)
+    return counter
 }
 
 func arguments(count: Int, flag: String) -> Bool {
@@ -214,14 +217,7 @@ func share(_ url: URL, writer: Int, count: Int) throws {
     let container = try ModelContainer(for: CrashCounter.self, CrashEntry.self, configurations: ModelConfiguration(url: url))
     container.documentCompactionPolicy = .init(ratio: 0.5, minimumJournalBytes: 1 << 20)
     let context = ModelContext(container)
-    let name = "w\(writer)"
-    let counter: CrashCounter
-    if let existing = try context.fetch(FetchDescriptor<CrashCounter>(predicate: #Predicate { $0.name == name })).first {
-        counter = existing
-    } else {
-        counter = CrashCounter(name: name, value: 0)
-        context.insert(counter)
-    }
+    let counter = try counter(named: "w\(writer)", in: context)
     say("start \(counter.value)")
     while count == 0 || counter.value < count {
         let k = counter.value + 1
