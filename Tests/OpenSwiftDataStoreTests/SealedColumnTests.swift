@@ -179,10 +179,17 @@ import Testing
         var evaluator = RowEvaluator(version: StoreVersion(schema: Self.schema, tables: [table], generation: 0))
         var rows: [(RowID, Row)] = []
         table.forEach { rows.append(($0, $1)) }
-        let probe = Self.row(77, &rng)
+        // A stored row's values, so equality and the operators' ends meet stored ones.
+        let probe = rows[rows.count / 3].1
         let constants: [(Int, Value)] = [
             (0, .string("trip-77")), (1, .string("city 12")), (2, probe[2]), (3, .double(4_990.5)), (3, .double(20.2)),
             (4, .double(0)), (5, .int(11)), (6, .null), (6, .string("note")), (7, .string("booking-code-5")),
+            // Packed numbers compare in their frame: values held, between units, at and
+            // past the frame's ends, infinities, -0.0, NaN.
+            (3, probe[3]), (2, probe[2]), (5, probe[5]), (3, .double(20.205)), (3, .double(0.2)), (3, .double(9_980.2)), (3, .double(-0.0)),
+            (3, .double(.infinity)), (3, .double(-.infinity)), (3, .double(.nan)), (3, .double(1e300)),
+            (2, .date(Date(timeIntervalSinceReferenceDate: 631_152_000.5))), (2, .date(Date(timeIntervalSinceReferenceDate: .nan))),
+            (2, .date(Date(timeIntervalSinceReferenceDate: -1e20))),
         ]
         var held = 0
         for (slot, constant) in constants {
@@ -190,6 +197,7 @@ import Testing
             let predicates: [QueryExpression] = [
                 .equal(attribute, .constant(constant)), .notEqual(attribute, .constant(constant)),
                 .compare(.lessThan, attribute, .constant(constant)), .compare(.greaterThanOrEqual, .constant(constant), attribute),
+                .compare(.lessThanOrEqual, attribute, .constant(constant)), .compare(.greaterThan, attribute, .constant(constant)),
             ]
             for predicate in predicates {
                 let filter = try #require(ColumnFilter(predicate, kinds: Self.kinds))

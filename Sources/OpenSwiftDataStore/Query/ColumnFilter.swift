@@ -103,11 +103,12 @@ public struct ColumnFilter {
         case let (.bool, .bool(k)): typed = column.bits.map { k ? $0 : ~$0 }
         case let (.int, .int(k)): typed = column.withInts { v in fill(n) { v[$0] == k } }
         case let (.uint, .uint(k)): typed = column.uints.withUnsafeBufferPointer { v in fill(n) { v[$0] == k } }
-        case let (.double, .double(k)): typed = column.withDoubles { v in fill(n) { v[$0] == k } }
+        case let (.double, .double(k)):
+            typed = column.packedDoubles.flatMap { k.isNaN ? nil : $0.positions(nil, k) } ?? column.withDoubles { v in fill(n) { v[$0] == k } }
         case let (.date, .date(k)):
             // As the interpreter compares dates for equality: their intervals, as numbers.
             let t = k.timeIntervalSinceReferenceDate
-            typed = column.withDoubles { v in fill(n) { v[$0] == t } }
+            typed = column.packedDoubles.flatMap { t.isNaN ? nil : $0.positions(nil, t) } ?? column.withDoubles { v in fill(n) { v[$0] == t } }
         case let (.string, .string(k)):
             if column.isEncoded {
                 // Each distinct string compared once, then looked up by code.
@@ -149,9 +150,13 @@ public struct ColumnFilter {
         switch (column.kind, c) {
         case let (.int, .int(k)): typed = column.withInts { compare(columnOp, $0, k, n) }
         case let (.uint, .uint(k)): typed = column.uints.withUnsafeBufferPointer { compare(columnOp, $0, k, n) }
-        case let (.double, .double(k)): typed = column.withDoubles { compare(columnOp, $0, k, n) }
+        // Packed numbers compare in the frame's integers (`PackedDoubles.positions`);
+        // a NaN constant, which dates order above every value, value by value.
+        case let (.double, .double(k)):
+            typed = column.packedDoubles.flatMap { k.isNaN ? nil : $0.positions(columnOp, k) } ?? column.withDoubles { compare(columnOp, $0, k, n) }
         case let (.date, .date(k)):
-            typed = column.withDoubles { compareDates(columnOp, $0, k.timeIntervalSinceReferenceDate, n) }
+            let t = k.timeIntervalSinceReferenceDate
+            typed = column.packedDoubles.flatMap { t.isNaN ? nil : $0.positions(columnOp, t) } ?? column.withDoubles { compareDates(columnOp, $0, t, n) }
         case let (.string, .string(k)):
             if column.isEncoded {
                 let hits = column.dictionary.map { columnOp.holds(StringOrder.compare($0, k), 0) }

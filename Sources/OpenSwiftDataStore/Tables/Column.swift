@@ -143,9 +143,10 @@ struct Column: Sendable {
     /// - Complexity: O(1)
     @inline(__always)
     func storedString(at position: Int) -> String {
+        // (Optional chaining reads the sealed form in place; `if let` copied it, a
+        // retain and a release of its buffers per value read.)
         if !dictionary.isEmpty { return dictionary[Int(codes[position])] }
-        if let heap { return heap[position] }
-        return strings[position]
+        return heap?[position] ?? strings[position]
     }
 
     /// The number an `.int` or `.reference` column holds at `position` (whatever it
@@ -153,8 +154,7 @@ struct Column: Sendable {
     /// - Complexity: O(1)
     @inline(__always)
     func int(at position: Int) -> Int64 {
-        if let packedInts { return packedInts[position] }
-        return ints[position]
+        packedInts?[position] ?? ints[position]
     }
 
     /// The number a `.double` or `.date` column holds at `position` (whatever it holds
@@ -162,8 +162,7 @@ struct Column: Sendable {
     /// - Complexity: O(1)
     @inline(__always)
     func double(at position: Int) -> Double {
-        if let packedDoubles { return packedDoubles[position] }
-        return doubles[position]
+        packedDoubles?[position] ?? doubles[position]
     }
 
     /// Calls `body` with the numbers of an `.int` or `.reference` column, one per

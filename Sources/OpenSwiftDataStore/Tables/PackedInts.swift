@@ -52,11 +52,9 @@ struct PackedInts: Sendable {
         guard width > 0 else { return 0 }
         let bit = position &* width
         let w = bit >> 6, shift = bit & 63
-        return words.withUnsafeBufferPointer { words in
-            var v = words[w] >> UInt64(shift)
-            if shift + width > 64 { v |= words[w + 1] << UInt64(64 - shift) }
-            return v & ((1 << UInt64(width)) - 1)
-        }
+        var v = words[w] >> UInt64(shift)
+        if shift + width > 64 { v |= words[w + 1] << UInt64(64 - shift) }
+        return v & ((1 << UInt64(width)) - 1)
     }
 
     /// Stores `value` at `position` when it fits the frame; false (nothing changed)
@@ -99,6 +97,37 @@ struct PackedInts: Sendable {
                 bit += width
             }
         }
+    }
+
+    /// The bitmap of the positions whose offset above `base` lies in `offsets`, read
+    /// straight from the words (nothing unpacked, nothing allocated but the bitmap).
+    /// - Complexity: O(n)
+    func positions(withOffsetsIn offsets: Range<UInt64>) -> [UInt64] {
+        var bitmap = [UInt64](repeating: 0, count: Bitmap.wordCount(count))
+        guard !offsets.isEmpty else { return bitmap }
+        let low = offsets.lowerBound, span = offsets.upperBound &- offsets.lowerBound
+        let width = self.width, count = self.count
+        guard width > 0 else { return low == 0 ? Bitmap.allSet(count) : bitmap }
+        let mask: UInt64 = (1 << UInt64(width)) - 1
+        words.withUnsafeBufferPointer { words in
+            bitmap.withUnsafeMutableBufferPointer { out in
+                // A word of the bitmap at a time; each offset tested with one unsigned
+                // comparison (`offset - low < span`).
+                var bit = 0
+                for w in 0..<out.count {
+                    var word: UInt64 = 0
+                    for b in 0..<min(64, count - w * 64) {
+                        let i = bit >> 6, shift = UInt64(bit & 63)
+                        var v = words[i] >> shift
+                        if shift + UInt64(width) > 64 { v |= words[i + 1] << (64 - shift) }
+                        word |= ((v & mask) &- low < span ? 1 : 0) << UInt64(b)
+                        bit += width
+                    }
+                    out[w] = word
+                }
+            }
+        }
+        return bitmap
     }
 
     /// The bytes the packed values take.
@@ -199,4 +228,41 @@ struct PackedDoubles: Sendable {
 
     var count: Int { integers.count }
     var byteCount: Int { integers.byteCount }
+
+    /// The bitmap of the positions whose value `v` holds `v op c` (`comparison` nil:
+    /// `v == c`), as Swift compares doubles; nil positions' bits are arbitrary. The
+    /// constant becomes a range of the frame's offsets, so no value is unpacked or
+    /// divided: values are `Double(k) / 10^scale`, non-decreasing in k. `c` must not be
+    /// NaN (the callers' loops give NaN its own meaning).
+    /// - Complexity: O(n)
+    func positions(_ comparison: QueryExpression.ComparisonOperator?, _ c: Double) -> [UInt64] {
+        precondition(!c.isNaN, "a NaN constant is compared value by value")
+        let reaching = offset(reaching: c, strictly: false), above = offset(reaching: c, strictly: true)
+        let end = UInt64(1) << UInt64(integers.width)
+        let offsets: Range<UInt64> = switch comparison {
+        case nil: reaching..<max(reaching, above)
+        case .lessThan: 0..<reaching
+        case .lessThanOrEqual: 0..<above
+        case .greaterThan: above..<end
+        case .greaterThanOrEqual: reaching..<end
+        }
+        return integers.positions(withOffsetsIn: offsets)
+    }
+
+    /// The smallest offset in the frame (0 … 2^width) whose value is ≥ `c` (> `c` when
+    /// `strictly`); 2^width when none is.
+    private func offset(reaching c: Double, strictly: Bool) -> UInt64 {
+        let low = integers.base, high = integers.base + (Int64(1) << Int64(integers.width)) - 1
+        let divisor = Self.powers[scale]
+        func reaches(_ k: Int64) -> Bool {
+            let v = Double(k) / divisor
+            return strictly ? v > c : v >= c
+        }
+        // A guess within a step or two of the answer, then exact steps.
+        let scaled = (c * divisor).rounded(.down)
+        var k = scaled <= Double(low) ? low : (scaled > Double(high) ? high + 1 : Int64(scaled))
+        while k > low, reaches(k - 1) { k -= 1 }
+        while k <= high, !reaches(k) { k += 1 }
+        return UInt64(k - low)
+    }
 }
