@@ -30,7 +30,9 @@ struct PackedInts: Sendable {
         self.base = low
         self.width = width
         self.count = values.count
-        let wordCount = (values.count * width + 63) >> 6
+        // One word more than the bits need: a read takes the word after its own
+        // without a branch (`Self.bits`).
+        let wordCount = width == 0 ? 0 : (values.count * width + 63) >> 6 + 1
         var words = [UInt64](repeating: 0, count: wordCount)
         if width > 0 {
             for i in values.indices where present.map({ Bitmap.test($0, i) }) ?? true {
@@ -50,11 +52,16 @@ struct PackedInts: Sendable {
     @inline(__always)
     private func bits(at position: Int) -> UInt64 {
         guard width > 0 else { return 0 }
-        let bit = position &* width
-        let w = bit >> 6, shift = bit & 63
-        var v = words[w] >> UInt64(shift)
-        if shift + width > 64 { v |= words[w + 1] << UInt64(64 - shift) }
-        return v & ((1 << UInt64(width)) - 1)
+        return words.withUnsafeBufferPointer { Self.bits(at: position &* width, in: $0) } & ((1 << UInt64(width)) - 1)
+    }
+
+    /// The 64 bits of `words` from bit `bit` on (the word after `bit`'s must exist:
+    /// the padding word). Branch-free: the next word's part is shifted in by two shifts
+    /// that stay below 64, and is zero when `bit` starts a word.
+    @inline(__always)
+    private static func bits(at bit: Int, in words: UnsafeBufferPointer<UInt64>) -> UInt64 {
+        let w = bit >> 6, shift = UInt64(bit & 63)
+        return words[w] &>> shift | (words[w + 1] &<< 1) &<< (63 &- shift)
     }
 
     /// Stores `value` at `position` when it fits the frame; false (nothing changed)
@@ -88,14 +95,7 @@ struct PackedInts: Sendable {
         }
         let mask: UInt64 = (1 << UInt64(width)) - 1
         words.withUnsafeBufferPointer { words in
-            var bit = 0
-            for i in 0..<count {
-                let w = bit >> 6, shift = bit & 63
-                var v = words[w] >> UInt64(shift)
-                if shift + width > 64 { v |= words[w + 1] << UInt64(64 - shift) }
-                body(i, base &+ Int64(bitPattern: v & mask))
-                bit += width
-            }
+            for i in 0..<count { body(i, base &+ Int64(bitPattern: Self.bits(at: i &* width, in: words) & mask)) }
         }
     }
 
@@ -112,16 +112,13 @@ struct PackedInts: Sendable {
         words.withUnsafeBufferPointer { words in
             bitmap.withUnsafeMutableBufferPointer { out in
                 // A word of the bitmap at a time; each offset tested with one unsigned
-                // comparison (`offset - low < span`).
-                var bit = 0
+                // comparison (`offset - low < span`), with no branch.
                 for w in 0..<out.count {
                     var word: UInt64 = 0
-                    for b in 0..<min(64, count - w * 64) {
-                        let i = bit >> 6, shift = UInt64(bit & 63)
-                        var v = words[i] >> shift
-                        if shift + UInt64(width) > 64 { v |= words[i + 1] << (64 - shift) }
-                        word |= ((v & mask) &- low < span ? 1 : 0) << UInt64(b)
-                        bit += width
+                    let first = w &* 64
+                    for b in 0..<min(64, count &- first) {
+                        let v = Self.bits(at: (first &+ b) &* width, in: words) & mask
+                        word |= (v &- low < span ? 1 : 0) &<< UInt64(b)
                     }
                     out[w] = word
                 }
