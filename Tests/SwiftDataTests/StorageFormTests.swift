@@ -82,9 +82,22 @@ final class SealedVoyage {
             expected = try Self.snapshot(context)
             #expect(expected.count == n)
         }
+        // Reopened, the journal's edits replayed over the snapshot; then compacted and
+        // reopened again, from a snapshot alone.
+        do {
+            let reopened = try ModelContainer(for: SealedVoyage.self, configurations: configuration)
+            #expect(try Self.snapshot(ModelContext(reopened)) == expected)
+            try reopened.compactDocument()
+        }
         let reopened = try ModelContainer(for: SealedVoyage.self, configurations: configuration)
         let context = ModelContext(reopened)
         #expect(try Self.snapshot(context) == expected)
+        // An open seals what it reads as a save does: the long logs, which no index
+        // reads, in a heap (decoded on a worker that does not know the indexes, they
+        // wait for their table).
+        let report = reopened._storageReport
+        let log = report.split(separator: "\n").first { $0.hasPrefix("  log:") }.map(String.init) ?? ""
+        #expect(log.hasSuffix("(plain 1, heap 2)"), "\(report)")
         // Predicates and sorts over sealed columns answer as over the values.
         let cheap = try context.fetch(FetchDescriptor<SealedVoyage>(predicate: #Predicate { $0.fare < 20 && $0.berths > 2 }))
         let all = try context.fetch(FetchDescriptor<SealedVoyage>())

@@ -181,6 +181,10 @@ struct Column: Sendable {
         return doubles.withUnsafeBufferPointer(body)
     }
 
+    /// Whether a `.string` column holds strings stored out of line, not sealed yet.
+    /// - Complexity: O(positions)
+    var holdsLongStrings: Bool { kind == .string && StringHeap.holdsLongStrings(strings) }
+
     /// Whether the column's strings are encoded (`seal(mayHeapLongStrings:)`).
     var isEncoded: Bool { !dictionary.isEmpty }
 

@@ -37,11 +37,17 @@ struct Segment: Sendable {
 
     /// Stores each column in its smallest form (`Column.seal(mayHeapLongStrings:)`): a
     /// full segment takes no more appends, so its table does this once, when it fills
-    /// or joins. `indexed` says which slots an index reads (nil: any may).
+    /// or joins. `indexed` says which slots an index reads; nil when not known yet (a
+    /// document's frame decoded on a worker): a column of long strings then waits for
+    /// its table, since whether they may go to a heap depends on its indexes.
     /// - Complexity: O(positions × slots)
     mutating func seal(indexed: [Bool]?) {
         for slot in columns.indices {
-            columns[slot].seal(mayHeapLongStrings: !(indexed?[slot] ?? true))
+            guard let indexed else {
+                if !columns[slot].holdsLongStrings { columns[slot].seal(mayHeapLongStrings: false) }
+                continue
+            }
+            columns[slot].seal(mayHeapLongStrings: !indexed[slot])
         }
     }
 

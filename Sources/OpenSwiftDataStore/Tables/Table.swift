@@ -60,7 +60,8 @@ public struct Table: Sendable {
     private mutating func sealLast() {
         let s = segments.count - 1
         guard s >= 0, segments[s].isFull else { return }
-        segments[s].seal(indexed: indexed)
+        // (A table made from kinds alone counts every slot as read by an index.)
+        segments[s].seal(indexed: indexed ?? Array(repeating: true, count: kinds.count))
         if s > 0 { segments[s].shareDictionaries(with: segments[s - 1]) }
     }
 
