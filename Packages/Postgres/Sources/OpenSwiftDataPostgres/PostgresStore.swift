@@ -36,10 +36,15 @@ import PostgresNIO
 /// the embedded store does. Under `ModelContext.ConflictPolicy.failOnConflict`, an
 /// update or delete of a row whose stored values differ from those the context read
 /// (`DataStoreSaveChangesRequest.readSnapshots`) throws `SaveConflictError` and the
-/// transaction changes nothing.
+/// transaction changes nothing. Saves take one advisory lock (`PostgresStore+History`),
+/// so they run one at a time; fetches run in parallel.
 ///
-/// One connection per store; the container serializes calls into it.
-public final class PostgresStore: DataStore {
+/// **Connections** come from a pool of at most `PostgresStoreConfiguration.poolSize`
+/// (`PostgresStore+Pool`): the container calls the store from every context and
+/// `@ModelActor` at once (it is a `ConcurrentDataStore`), and each call, or each
+/// save's transaction, leases a connection of its own. Calls block their thread
+/// while they wait for the server, so they must not run on one of NIO's event loops.
+public final class PostgresStore: ConcurrentDataStore {
     public typealias Configuration = PostgresStoreConfiguration
     public typealias Snapshot = DefaultSnapshot
 
@@ -49,7 +54,7 @@ public final class PostgresStore: DataStore {
     /// process over one database makes the same identifiers.
     public let identifier: String
 
-    private let connection: PostgresConnection
+    let pool: PostgresConnectionPool
     private var logger: Logger { configuration.logger }
     let compiler: StoreQueryCompiler
     /// History queries run through the compiler's container (`PostgresStore+History`).
@@ -70,36 +75,55 @@ public final class PostgresStore: DataStore {
         self.schema = schema
         // The server it tried, so messages say which (never the password).
         let server = "\(configuration.username)@\(configuration.host):\(configuration.port)/\(configuration.database)"
-        let settings = PostgresConnection.Configuration(
-            host: configuration.host, port: configuration.port, username: configuration.username,
-            password: configuration.password, database: configuration.database,
-            tls: try Self.tls(for: configuration.tls, server: server))
+        let tls = try Self.tls(for: configuration.tls, server: server)
+        // Opening runs on a connection of its own, so a server that cannot be reached,
+        // or whose TLS fails, is told at once with its reason, as the pool would not.
+        let setup: PostgresConnection
         do {
-            connection = try PostgresConnection.connect(
-                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: settings, id: 1, logger: configuration.logger
+            let settings = PostgresConnection.Configuration(
+                host: configuration.host, port: configuration.port, username: configuration.username,
+                password: configuration.password, database: configuration.database,
+                tls: tls.connection)
+            setup = try PostgresConnection.connect(
+                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: settings, id: 0, logger: configuration.logger
             ).wait()
+        } catch let error as PostgresStoreError {
+            throw error
         } catch {
             if let failure = Self.tlsFailure(in: error) { throw PostgresStoreError.tls("\(server): \(failure)") }
             throw PostgresStoreError.connection("\(server): \(error)")
         }
-        let storeID = try Self.storeIdentifier(on: connection, logger: configuration.logger)
+        defer { try? setup.close().wait() }
+        let storeID = try Self.storeIdentifier(on: setup, logger: configuration.logger)
         identifier = storeID.uuidString
         compiler = try StoreQueryCompiler(schema: schema, storeIdentifier: storeID)
-        try createTables()
+        var client = PostgresClient.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username,
+            password: configuration.password, database: configuration.database, tls: tls.client)
+        client.options.maximumConnections = configuration.poolSize
+        pool = PostgresConnectionPool(client, logger: configuration.logger)
+        try Self.$lease.withValue(Lease(store: ObjectIdentifier(self), connection: setup)) { try createTables() }
     }
 
     deinit {
-        try? connection.close().wait()
+        pool.shutdown()
+    }
+
+    /// A TLS mode as postgres-nio takes it: for one connection (with its context
+    /// made) and for the pool (which makes its own from the same settings).
+    private struct TLSSettings {
+        var connection: PostgresConnection.Configuration.TLS
+        var client: PostgresClient.Configuration.TLS
     }
 
     /// postgres-nio's TLS setting for a mode. The CA file is read here, so a missing or
     /// unreadable one is a TLS error before any connection.
-    private static func tls(for mode: PostgresStoreConfiguration.TLSMode, server: String) throws -> PostgresConnection.Configuration.TLS {
+    private static func tls(for mode: PostgresStoreConfiguration.TLSMode, server: String) throws -> TLSSettings {
         var settings = TLSConfiguration.makeClientConfiguration()
         let caPath: String?
         switch mode {
         case .disable:
-            return .disable
+            return TLSSettings(connection: .disable, client: .disable)
         case .prefer, .require:
             settings.certificateVerification = .none
             caPath = nil
@@ -113,7 +137,9 @@ public final class PostgresStore: DataStore {
         do {
             if let caPath { settings.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caPath)) }
             let context = try NIOSSLContext(configuration: settings)
-            return mode == .prefer ? .prefer(context) : .require(context)
+            return mode == .prefer
+                ? TLSSettings(connection: .prefer(context), client: .prefer(settings))
+                : TLSSettings(connection: .require(context), client: .require(settings))
         } catch {
             throw PostgresStoreError.tls("\(server): cannot use CA certificates \(caPath ?? "of the system"): \(error)")
         }
@@ -151,16 +177,6 @@ public final class PostgresStore: DataStore {
 
     // MARK: Statements
 
-    @discardableResult
-    func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
-        do {
-            return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
-        } catch let error as PSQLError {
-            if error.serverInfo?[.sqlState] == "23505" { throw SwiftDataError.uniqueConstraintViolation }
-            throw PostgresStoreError.server(error.serverInfo?[.message] ?? String(describing: error.code))
-        }
-    }
-
     private static func storeIdentifier(on connection: PostgresConnection, logger: Logger) throws -> UUID {
         @discardableResult
         func run(_ sql: String) throws -> PostgresQueryResult {
@@ -176,19 +192,6 @@ public final class PostgresStore: DataStore {
             throw PostgresStoreError.server("osd_store holds no identifier")
         }
         return try row.makeRandomAccess()["identifier"].decode(UUID.self)
-    }
-
-    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
-    func transaction<R>(_ body: () throws -> R) throws -> R {
-        try execute("BEGIN")
-        do {
-            let result = try body()
-            try execute("COMMIT")
-            return result
-        } catch {
-            _ = try? execute("ROLLBACK")
-            throw error
-        }
     }
 
     /// Creates the tables, columns and indexes the schema needs that are missing.
