@@ -16,14 +16,15 @@ extension PostgresStore {
     @TaskLocal static var lease: Lease?
 
     /// How often a transaction runs before its failure is the caller's: deadlocks
-    /// (`RetryableFailure`) are given this many attempts, a unique key
+    /// and history order (`RetryableFailure`) are given this many attempts, a unique key
     /// another save inserted meanwhile `uniqueKeyAttempts` (the second sees the key's
     /// row and upserts onto it; a key the save itself doubles fails every time).
     static let transactionAttempts = 10
     static let uniqueKeyAttempts = 3
 
     /// A failure that running the transaction again may not meet: a deadlock or a
-    /// serialization failure (PostgreSQL's SQLSTATE 40P01, 40001).
+    /// serialization failure (PostgreSQL's SQLSTATE 40P01, 40001), or a row this save
+    /// locked that a transaction newer than it wrote (`PostgresStore+History`).
     struct RetryableFailure: Error {
         let message: String
     }
@@ -60,8 +61,8 @@ extension PostgresStore {
     }
 
     /// Runs `body` in one transaction on one leased connection: committed when it
-    /// returns, rolled back when it throws. A deadlock, or a unique key inserted
-    /// meanwhile, runs it again (`body` must
+    /// returns, rolled back when it throws. A deadlock, a save that would be out of
+    /// history's order, or a unique key inserted meanwhile runs it again (`body` must
     /// change nothing but the database), up to `transactionAttempts` times.
     func transaction<R>(_ body: () throws -> R) throws -> R {
         try pool.withConnection { connection in
