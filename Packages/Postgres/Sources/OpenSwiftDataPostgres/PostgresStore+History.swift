@@ -25,7 +25,9 @@ extension PostgresStore: HistoryProviding {
 
     public static var historyType: DefaultHistoryTransaction.Type { DefaultHistoryTransaction.self }
 
-    /// The transactions `descriptor` selects, oldest first unless it sorts them.
+    /// The transactions `descriptor` selects, oldest first unless it sorts them:
+    /// those older than every transaction still running on the server, after waiting
+    /// up to a second for the ones committed before the call to be so.
     /// - Throws: `SwiftDataError.historyTokenExpired` for a token at or before the
     ///   latest deleted transaction.
     /// - Complexity: O(history): the table is read whole.

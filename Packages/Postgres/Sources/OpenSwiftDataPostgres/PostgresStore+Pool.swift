@@ -11,10 +11,10 @@ import Synchronization
 /// The pool is the container's: its `run()` runs in a task the pool owns from
 /// opening to `shutdown()` (which the store calls when it is released, and after
 /// which the task closes the connections and ends), so nothing of it outlives the
-/// container. A `ServiceGroup` (swift-service-lifecycle) does not
-/// own it: SwiftData opens a store inside `ModelContainer(for:configurations:)`,
-/// synchronously, with no service group to hand it to, and an app's container lives
-/// as long as the app holds it, inside or outside one.
+/// container. A `ServiceGroup` (swift-service-lifecycle) does not own it: SwiftData
+/// opens a store inside `ModelContainer(for:configurations:)`, synchronously, with no
+/// service group to hand it to, and an app's container lives as long as the app
+/// holds it, inside or outside one.
 ///
 /// The `DataStore` protocol is synchronous, so a call blocks its thread while a
 /// task leases it a connection (`withConnection`). That task and the client's
@@ -34,8 +34,9 @@ final class PostgresConnectionPool: Sendable {
     }
 
     /// Runs `body` on the calling thread with a connection leased for its length.
-    /// - Throws: what `body` throws, or the pool's error when no connection could be
-    ///   had (the server is down: the pool stops trying after its connect timeout).
+    /// - Throws: what `body` throws, or `PostgresStoreError.connection` when no
+    ///   connection could be had (the server is down: the pool stops trying after its
+    ///   connect timeout).
     func withConnection<R>(_ body: (PostgresConnection) throws -> R) throws -> R {
         let handoff = Handoff()
         Task(executorPreference: executor) { [client] in
@@ -48,7 +49,12 @@ final class PostgresConnectionPool: Sendable {
                 handoff.fail(error)
             }
         }
-        let (connection, release) = try handoff.wait()
+        let connection: PostgresConnection, release: CheckedContinuation<Void, Never>
+        do {
+            (connection, release) = try handoff.wait()
+        } catch {
+            throw PostgresStoreError.connection("no connection from the pool: \(error)")
+        }
         defer { release.resume() }
         return try body(connection)
     }

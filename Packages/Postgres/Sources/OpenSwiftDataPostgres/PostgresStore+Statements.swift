@@ -32,19 +32,15 @@ extension PostgresStore {
     /// Runs one statement: on the transaction's connection inside `transaction(_:)`,
     /// else on one leased for it.
     /// - Throws: `SwiftDataError.uniqueConstraintViolation` for a unique index's
-    ///   refusal, `RetryableFailure` in a transaction, else `PostgresStoreError`.
+    ///   refusal, `RetryableFailure` in a transaction, else `PostgresStoreError`
+    ///   (`.server` for a statement the server refused, `.connection` when there was
+    ///   no connection or it failed).
     @discardableResult
     func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
         if let lease = Self.lease, lease.store == ObjectIdentifier(self) {
             return try run(sql, binds, on: lease.connection, retryable: true)
         }
-        do {
-            return try pool.withConnection { try run(sql, binds, on: $0, retryable: false) }
-        } catch let error as PSQLError {
-            throw PostgresStoreError.server(error.serverInfo?[.message] ?? String(describing: error.code))
-        } catch let error where !(error is PostgresStoreError || error is SwiftDataError) {
-            throw PostgresStoreError.connection("no connection from the pool: \(error)")
-        }
+        return try pool.withConnection { try run(sql, binds, on: $0, retryable: false) }
     }
 
     private func run(_ sql: String, _ binds: PostgresBindings, on connection: PostgresConnection, retryable: Bool) throws -> PostgresQueryResult {
@@ -57,6 +53,9 @@ extension PostgresStore {
             case let state? where retryable && (state == "40P01" || state == "40001"): throw RetryableFailure(message: message)
             default: throw PostgresStoreError.server(message)
             }
+        } catch {
+            // (The connection's channel failed: the server went away.)
+            throw PostgresStoreError.connection("\(error)")
         }
     }
 
