@@ -225,27 +225,27 @@ import Testing
     /// trees three levels deep; keys in other orders still split in half.
     @Test func keysInOrderFillTheirLeaves() {
         var ascending = BTree<IndexKey>()
-        for i in 0..<10_000 { ascending.insert([.int(Int64(i))], row: RowID(Int64(i + 1))) }
+        for i in 0..<20_000 { ascending.insert([.int(Int64(i))], row: RowID(Int64(i + 1))) }
         ascending._checkInvariants()
-        #expect(ascending._leafCount == (10_000 + 63) / 64)
-        #expect(Self.entries(ascending).map(\.row) == (1...10_000).map { RowID(Int64($0)) })
+        #expect(ascending._leafCount == (20_000 + 127) / 128, "leaves of 128 entries (`BTree.capacity`)")
+        #expect(Self.entries(ascending).map(\.row) == (1...20_000).map { RowID(Int64($0)) })
         // A later insert in the middle splits a full leaf; order and counts hold.
-        ascending.insert([.int(5_000)], row: RowID(20_000))
+        ascending.insert([.int(5_000)], row: RowID(40_000))
         ascending._checkInvariants()
-        #expect(ascending.count == 10_001)
+        #expect(ascending.count == 20_001)
         var descending = BTree<IndexKey>()
-        for i in (0..<10_000).reversed() { descending.insert([.int(Int64(i))], row: RowID(Int64(i + 1))) }
+        for i in (0..<20_000).reversed() { descending.insert([.int(Int64(i))], row: RowID(Int64(i + 1))) }
         descending._checkInvariants()
-        #expect(Self.entries(descending).map(\.row) == (1...10_000).map { RowID(Int64($0)) })
+        #expect(Self.entries(descending).map(\.row) == (1...20_000).map { RowID(Int64($0)) })
         #expect(descending._leafCount > ascending._leafCount)
         // Keys counting down above a full last leaf land past the end of the leaf
         // before it, which is not the last: those split in half, not one leaf per key.
         var above = BTree<IndexKey>()
-        for i in 0..<64 { above.insert([.int(Int64(i))], row: RowID(Int64(i + 1))) }
+        for i in 0..<128 { above.insert([.int(Int64(i))], row: RowID(Int64(i + 1))) }
         for i in (1_000...2_000).reversed() { above.insert([.int(Int64(i))], row: RowID(Int64(i + 1))) }
         above._checkInvariants()
-        #expect(above.count == 64 + 1_001)
-        #expect(above._leafCount < 2 * (64 + 1_001) / 32)
+        #expect(above.count == 128 + 1_001)
+        #expect(above._leafCount < 2 * (128 + 1_001) / 64)
     }
 
     @Test func copiesAreIndependent() {

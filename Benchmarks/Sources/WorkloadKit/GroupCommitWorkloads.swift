@@ -129,7 +129,7 @@ final class GroupCommitRun: @unchecked Sendable {
         let run = runs
         let results = Mutex<[[UInt64]]>([])
         let failure = Mutex<String?>(nil)
-        try probe.measured {
+        probe.measured {
             let done = DispatchGroup()
             for w in 0..<Env.w11Writers {
                 done.enter()
@@ -199,7 +199,9 @@ final class FsyncProbe: @unchecked Sendable {
 
     init() throws {
         let url = Scratch.folder.appendingPathComponent("w11-fsync.bin")
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
+        }
         handle = try FileHandle(forWritingTo: url)
     }
 

@@ -10,6 +10,7 @@
 // nearest-neighbour queries) in SpatialWorkloads.swift, W11 (64 writers saving durably at
 // once: group commit) in GroupCommitWorkloads.swift, W12 (a document shared by two
 // writer processes, and what sharing costs a fetch) in SharedWorkloads.swift.
+import CZstdBench
 import Foundation
 import GRDB
 import SwiftData
@@ -356,10 +357,17 @@ extension Workload {
     let once = config(warmup: 0, iterations: 1, seconds: 1, extra: [memory, held])
     add("M1 ours", configuration: once) { probe in
         let rows = Fixture.trips
+        let heapBefore = RSS.heapInUse()
         let before = RSS.reset()
         var container: ModelContainer? = try Ours.loaded(rows)
         probe.record(memory, RSS.peak() - before)
+        RSS.trim()
         probe.record(held, RSS.current() - before)
+        // BENCH_STORAGE=1: what each attribute's column takes a trip (indexes aside).
+        if Env.int("BENCH_STORAGE") == 1, let container {
+            let heap = "heap in use: \(RSS.heapInUse() - heapBefore) B more\n"
+            FileHandle.standardError.write(Data((container._storageReport + "\n" + heap).utf8))
+        }
         blackHole(container)
         container = nil
     } setup: { _ = Fixture.trips }
@@ -369,6 +377,7 @@ extension Workload {
         let before = RSS.reset()
         var queue: DatabaseQueue? = try SQLitePeer.loaded(rows)
         probe.record(memory, RSS.peak() - before)
+        RSS.trim()
         probe.record(held, RSS.current() - before)
         blackHole(queue)
         queue = nil
@@ -491,6 +500,12 @@ enum RSS {
     }
 
     static func current() -> Int { status("VmRSS:") }
+
+    /// The bytes the heap hands out now (glibc's `mallinfo2`: chunks in use plus mapped
+    /// ones), which, unlike the resident set, does not count pages that freed chunks
+    /// leave partly used.
+    static func heapInUse() -> Int { Int(bench_heap_in_use()) }
+
     static func peak() -> Int { status("VmHWM:") }
 
     private static func status(_ key: String) -> Int {

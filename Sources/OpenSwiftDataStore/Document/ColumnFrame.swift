@@ -314,11 +314,11 @@ extension ByteWriter {
             }
             words(bits)
         case .int, .reference:
-            words(cellWords { column, p in UInt64(bitPattern: column.ints[p]) })
+            words(cellWords { column, p in UInt64(bitPattern: column.int(at: p)) })
         case .uint:
             words(cellWords { column, p in column.uints[p] })
         case .double, .date:
-            words(cellWords { column, p in column.doubles[p].bitPattern })
+            words(cellWords { column, p in column.double(at: p).bitPattern })
         case .string:
             forEachCell { column, p, i in if Bitmap.test(present, i) { string(column.storedString(at: p)) } }
         case .references:

@@ -63,7 +63,7 @@ public struct BTree<Key: BTreeKey>: Sendable {
         }
     }
 
-    @inline(__always) static var capacity: Int { 64 }
+    @inline(__always) static var capacity: Int { 128 }
 
     /// A node's arrays skip dynamic exclusivity checks: a node is mutated only by the
     /// one writer that holds it uniquely (copy-on-write along the path), and readers

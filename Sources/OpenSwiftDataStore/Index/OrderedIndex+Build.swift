@@ -67,13 +67,13 @@ enum IndexOrder {
     /// The entries of the strings in `slot` of `table`, each row stored under its
     /// identifier plus `rowShift`, in index order, by counting rows per distinct string;
     /// nil when some value is not a string (or nil), or the strings are not few: the
-    /// first of several segments is not encoded (`Column.seal()` gives up on columns of
+    /// first of several segments is not encoded (`Column.seal(mayHeapLongStrings:)` gives up on columns of
     /// many distinct strings), there are more than 65,535, or, in one segment, more than
     /// one per 16 rows.
     ///
     /// An index over a column of few distinct strings (a city) needs no sort: each
     /// string is numbered once (a segment's dictionary once, when the column is
-    /// encoded, `Column.seal()`), the numbers are ranked by sorting the distinct
+    /// encoded, `Column.seal(mayHeapLongStrings:)`), the numbers are ranked by sorting the distinct
     /// strings, and the rows are placed by rank in row order. 8 bytes a row at most,
     /// where sorting entries took 56.
     /// - Complexity: O(n + d log d) for n rows and d distinct strings
@@ -94,6 +94,9 @@ enum IndexOrder {
             return number
         }
         // Each live row's number, in row order.
+        /// The dictionary numbered last (kept, so its buffer is not reused), and the
+        /// number of each of its codes.
+        var lastNumbering: (dictionary: UnsafePointer<String>?, strings: [String], codes: [UInt16]) = (nil, [], [])
         var numberOfRow: [UInt16] = []
         numberOfRow.reserveCapacity(table.count)
         for s in table.segments.indices {
@@ -102,19 +105,28 @@ enum IndexOrder {
                 guard column.kind == .string else { return false }
                 var numbered = true
                 if column.isEncoded {
-                    var codeNumbers: [UInt16] = []
-                    codeNumbers.reserveCapacity(column.dictionary.count)
-                    for string in column.dictionary {
-                        guard let number = number(string) else { return false }
-                        codeNumbers.append(number)
+                    // Segments that share a dictionary (`Column.shareDictionary`) share
+                    // its numbering too.
+                    let sameDictionary = column.dictionary.withUnsafeBufferPointer {
+                        $0.baseAddress == lastNumbering.dictionary && $0.count == lastNumbering.strings.count
                     }
+                    if !sameDictionary {
+                        var codeNumbers: [UInt16] = []
+                        codeNumbers.reserveCapacity(column.dictionary.count)
+                        for string in column.dictionary {
+                            guard let number = number(string) else { return false }
+                            codeNumbers.append(number)
+                        }
+                        lastNumbering = (column.dictionary.withUnsafeBufferPointer { $0.baseAddress }, column.dictionary, codeNumbers)
+                    }
+                    let codeNumbers = lastNumbering.codes
                     Bitmap.forEachSet(live) { p in
                         guard numbered, Bitmap.test(column.present, p) else { numbered = false; return }
                         numberOfRow.append(codeNumbers[Int(column.codes[p])])
                     }
                 } else {
                     Bitmap.forEachSet(live) { p in
-                        guard numbered, Bitmap.test(column.present, p), let number = number(column.strings[p]) else {
+                        guard numbered, Bitmap.test(column.present, p), let number = number(column.storedString(at: p)) else {
                             numbered = false
                             return
                         }

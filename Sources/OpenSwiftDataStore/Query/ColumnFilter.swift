@@ -101,22 +101,23 @@ public struct ColumnFilter {
         let typed: [UInt64]
         switch (column.kind, c) {
         case let (.bool, .bool(k)): typed = column.bits.map { k ? $0 : ~$0 }
-        case let (.int, .int(k)): typed = column.ints.withUnsafeBufferPointer { v in fill(n) { v[$0] == k } }
+        case let (.int, .int(k)): typed = column.withInts { v in fill(n) { v[$0] == k } }
         case let (.uint, .uint(k)): typed = column.uints.withUnsafeBufferPointer { v in fill(n) { v[$0] == k } }
-        case let (.double, .double(k)): typed = column.doubles.withUnsafeBufferPointer { v in fill(n) { v[$0] == k } }
+        case let (.double, .double(k)):
+            typed = column.packedDoubles.flatMap { k.isNaN ? nil : $0.positions(nil, k) } ?? column.withDoubles { v in fill(n) { v[$0] == k } }
         case let (.date, .date(k)):
             // As the interpreter compares dates for equality: their intervals, as numbers.
             let t = k.timeIntervalSinceReferenceDate
-            typed = column.doubles.withUnsafeBufferPointer { v in fill(n) { v[$0] == t } }
+            typed = column.packedDoubles.flatMap { t.isNaN ? nil : $0.positions(nil, t) } ?? column.withDoubles { v in fill(n) { v[$0] == t } }
         case let (.string, .string(k)):
             if column.isEncoded {
                 // Each distinct string compared once, then looked up by code.
                 let hits = column.dictionary.map { $0 == k }
                 typed = column.codes.withUnsafeBufferPointer { codes in fill(n) { hits[Int(codes[$0])] } }
             } else {
-                typed = fill(n) { column.strings[$0] == k }
+                typed = fill(n) { column.storedString(at: $0) == k }
             }
-        case let (.reference, .reference(k)): typed = column.ints.withUnsafeBufferPointer { v in fill(n) { v[$0] == k.rawValue } }
+        case let (.reference, .reference(k)): typed = column.withInts { v in fill(n) { v[$0] == k.rawValue } }
         case let (.references, .references(k)): typed = fill(n) { column.list(at: $0) == k }
         default: return zeros(n)  // another kind is never equal; nil rows are not equal to a value
         }
@@ -147,17 +148,21 @@ public struct ColumnFilter {
         let columnOp = constantFirst ? op.flipped : op
         let typed: [UInt64]
         switch (column.kind, c) {
-        case let (.int, .int(k)): typed = column.ints.withUnsafeBufferPointer { compare(columnOp, $0, k, n) }
+        case let (.int, .int(k)): typed = column.withInts { compare(columnOp, $0, k, n) }
         case let (.uint, .uint(k)): typed = column.uints.withUnsafeBufferPointer { compare(columnOp, $0, k, n) }
-        case let (.double, .double(k)): typed = column.doubles.withUnsafeBufferPointer { compare(columnOp, $0, k, n) }
+        // Packed numbers compare in the frame's integers (`PackedDoubles.positions`);
+        // a NaN constant, which dates order above every value, value by value.
+        case let (.double, .double(k)):
+            typed = column.packedDoubles.flatMap { k.isNaN ? nil : $0.positions(columnOp, k) } ?? column.withDoubles { compare(columnOp, $0, k, n) }
         case let (.date, .date(k)):
-            typed = column.doubles.withUnsafeBufferPointer { compareDates(columnOp, $0, k.timeIntervalSinceReferenceDate, n) }
+            let t = k.timeIntervalSinceReferenceDate
+            typed = column.packedDoubles.flatMap { t.isNaN ? nil : $0.positions(columnOp, t) } ?? column.withDoubles { compareDates(columnOp, $0, t, n) }
         case let (.string, .string(k)):
             if column.isEncoded {
                 let hits = column.dictionary.map { columnOp.holds(StringOrder.compare($0, k), 0) }
                 typed = column.codes.withUnsafeBufferPointer { codes in fill(n) { hits[Int(codes[$0])] } }
             } else {
-                typed = fill(n) { columnOp.holds(StringOrder.compare(column.strings[$0], k), 0) }
+                typed = fill(n) { columnOp.holds(StringOrder.compare(column.storedString(at: $0), k), 0) }
             }
         default:
             // Mixed kinds, and kinds without a typed order: each position's value.

@@ -55,7 +55,7 @@ struct Column: Sendable {
     private(set) var doubles: [Double] = []
     /// `.string` values, one per position, unless the column is encoded.
     private(set) var strings: [String] = []
-    /// An encoded `.string` column's distinct strings (`seal()`): the value at a
+    /// An encoded `.string` column's distinct strings (`seal(mayHeapLongStrings:)`): the value at a
     /// position is `dictionary[codes[position]]`. Empty when not encoded.
     private(set) var dictionary: [String] = []
     /// An encoded `.string` column's code at each position.
@@ -70,6 +70,15 @@ struct Column: Sendable {
     /// One bit per position: set where the value is not nil (typed kinds).
     private(set) var present: [UInt64] = []
     private(set) var count = 0
+    /// A sealed `.double` or `.date` column's values, packed (`seal(mayHeapLongStrings:)`); `doubles` is
+    /// then empty.
+    private(set) var packedDoubles: PackedDoubles?
+    /// A sealed `.int` or `.reference` column's values, packed (`seal(mayHeapLongStrings:)`); `ints` is
+    /// then empty.
+    private(set) var packedInts: PackedInts?
+    /// A sealed `.string` column's strings back to back (`seal(mayHeapLongStrings:)`); `strings` is then
+    /// empty.
+    private(set) var heap: StringHeap?
 
     init(kind: ColumnKind) {
         self.kind = kind
@@ -105,12 +114,12 @@ struct Column: Sendable {
         guard Bitmap.test(present, position) else { return .null }
         switch kind {
         case .bool: return .bool(Bitmap.test(bits, position))
-        case .int: return .int(ints[position])
+        case .int: return .int(int(at: position))
         case .uint: return .uint(uints[position])
-        case .double: return .double(doubles[position])
-        case .date: return .date(Date(timeIntervalSinceReferenceDate: doubles[position]))
+        case .double: return .double(double(at: position))
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: double(at: position)))
         case .string: return .string(storedString(at: position))
-        case .reference: return .reference(RowID(ints[position]))
+        case .reference: return .reference(RowID(int(at: position)))
         case .references: return .references(list(at: position))
         case .value: return values[position]
         }
@@ -134,11 +143,54 @@ struct Column: Sendable {
     /// - Complexity: O(1)
     @inline(__always)
     func storedString(at position: Int) -> String {
-        dictionary.isEmpty ? strings[position] : dictionary[Int(codes[position])]
+        // (Optional chaining reads the sealed form in place; `if let` copied it, a
+        // retain and a release of its buffers per value read.)
+        if !dictionary.isEmpty { return dictionary[Int(codes[position])] }
+        return heap?[position] ?? strings[position]
     }
 
-    /// Whether the column's strings are encoded (`seal()`).
+    /// The number an `.int` or `.reference` column holds at `position` (whatever it
+    /// holds where the value is nil).
+    /// - Complexity: O(1)
+    @inline(__always)
+    func int(at position: Int) -> Int64 {
+        packedInts?[position] ?? ints[position]
+    }
+
+    /// The number a `.double` or `.date` column holds at `position` (whatever it holds
+    /// where the value is nil).
+    /// - Complexity: O(1)
+    @inline(__always)
+    func double(at position: Int) -> Double {
+        packedDoubles?[position] ?? doubles[position]
+    }
+
+    /// Calls `body` with the numbers of an `.int` or `.reference` column, one per
+    /// position, unpacked into a buffer of their own when the column is packed.
+    /// - Complexity: O(1); O(positions) when packed
+    func withInts<R>(_ body: (UnsafeBufferPointer<Int64>) -> R) -> R {
+        if let packedInts { return packedInts.unpacked().withUnsafeBufferPointer(body) }
+        return ints.withUnsafeBufferPointer(body)
+    }
+
+    /// Calls `body` with the numbers of a `.double` or `.date` column, one per
+    /// position, unpacked into a buffer of their own when the column is packed.
+    /// - Complexity: O(1); O(positions) when packed
+    func withDoubles<R>(_ body: (UnsafeBufferPointer<Double>) -> R) -> R {
+        if let packedDoubles { return packedDoubles.unpacked().withUnsafeBufferPointer(body) }
+        return doubles.withUnsafeBufferPointer(body)
+    }
+
+    /// Whether a `.string` column holds strings stored out of line, not sealed yet.
+    /// - Complexity: O(positions)
+    var holdsLongStrings: Bool { kind == .string && StringHeap.holdsLongStrings(strings) }
+
+    /// Whether the column's strings are encoded (`seal(mayHeapLongStrings:)`).
     var isEncoded: Bool { !dictionary.isEmpty }
+
+    /// Whether a sealed form holds the values (`seal(mayHeapLongStrings:)`): writes unpack it, or write
+    /// in place where the value fits.
+    var isPacked: Bool { isEncoded || heap != nil || packedInts != nil || packedDoubles != nil }
 
     /// The value at `position` of a column of scalar `kind`, packed as an index key;
     /// nil where it is nil or the column holds another kind.
@@ -147,9 +199,9 @@ struct Column: Sendable {
     func packed(at position: Int, as scalar: ScalarKind) -> PackedKey? {
         guard Bitmap.test(present, position) else { return nil }
         switch (kind, scalar) {
-        case (.int, .int): return PackedKey(bits: ScalarKind.pack(ints[position]))
+        case (.int, .int): return PackedKey(bits: ScalarKind.pack(int(at: position)))
         case (.uint, .uint): return PackedKey(bits: uints[position])
-        case (.double, .double), (.date, .date): return PackedKey(bits: ScalarKind.pack(doubles[position]))
+        case (.double, .double), (.date, .date): return PackedKey(bits: ScalarKind.pack(double(at: position)))
         case (.bool, .bool): return PackedKey(bits: Bitmap.test(bits, position) ? 1 : 0)
         default: return nil
         }
@@ -164,7 +216,7 @@ struct Column: Sendable {
     /// a large insert).
     /// - Complexity: amortized O(1)
     mutating func append(_ value: Value) {
-        if isEncoded { decodeStrings() }
+        if isPacked { unpack() }
         let position = count
         count += 1
         if Bitmap.wordCount(count) > present.count { present.append(0) }
@@ -199,7 +251,7 @@ struct Column: Sendable {
         // column one and a half times over while a segment filled.
         // (A small one lets the buffers grow as arrays do: reserving exactly what each
         // needs copied the column every time.)
-        if isEncoded { decodeStrings() }
+        if isPacked { unpack() }
         if rows.count >= 256 { reserve(max(count + rows.count, Table.segmentSize)) }
         let kind = self.kind
         var i = rows.startIndex
@@ -281,13 +333,18 @@ struct Column: Sendable {
         }
         switch (kind, value) {
         case let (.bool, .bool(v)): Bitmap.set(&bits, position, v)
-        case let (.int, .int(v)): ints[position] = v
+        case let (.int, .int(v)): setInt(v, at: position)
         case let (.uint, .uint(v)): uints[position] = v
-        case let (.double, .double(v)): doubles[position] = v
-        case let (.date, .date(v)): doubles[position] = v.timeIntervalSinceReferenceDate
+        case let (.double, .double(v)): setDouble(v, at: position)
+        case let (.date, .date(v)): setDouble(v.timeIntervalSinceReferenceDate, at: position)
         case let (.string, .string(v)):
-            if isEncoded { setEncoded(v, at: position) } else { strings[position] = v }
-        case let (.reference, .reference(v)): ints[position] = v.rawValue
+            if isEncoded {
+                setEncoded(v, at: position)
+            } else {
+                if heap != nil { unpack() }
+                strings[position] = v
+            }
+        case let (.reference, .reference(v)): setInt(v.rawValue, at: position)
         case let (.references, .references(v)):
             if lists.isEmpty {
                 if !v.isEmpty {
@@ -305,31 +362,159 @@ struct Column: Sendable {
         Bitmap.set(&present, position, true)
     }
 
+    /// Writes `v` at `position` of an `.int` or `.reference` column: in the packed
+    /// frame when it fits, else into the unpacked numbers.
+    private mutating func setInt(_ v: Int64, at position: Int) {
+        if packedInts != nil {
+            if packedInts!.set(v, at: position) { return }
+            unpack()
+        }
+        ints[position] = v
+    }
+
+    /// Writes `v` at `position` of a `.double` or `.date` column: in the packed frame
+    /// when it fits, else into the unpacked numbers.
+    private mutating func setDouble(_ v: Double, at position: Int) {
+        if packedDoubles != nil {
+            if packedDoubles!.set(v, at: position) { return }
+            unpack()
+        }
+        doubles[position] = v
+    }
+
     /// Makes the value at `position` nil, releasing what it held (an encoded string
-    /// stays in its column's dictionary).
+    /// stays in its column's dictionary, a heap's bytes in the heap).
     mutating func clear(at position: Int) {
         switch kind {
         case .value: values[position] = .null
         // (An encoded column keeps the code: its string stays in the dictionary anyway.)
-        case .string: if !isEncoded { strings[position] = "" }
+        case .string: if !isEncoded && heap == nil { strings[position] = "" }
         case .references: if !lists.isEmpty { lists[position] = [] }
         default: break
         }
         Bitmap.set(&present, position, false)
     }
 
-    // MARK: Encoded strings
+    // MARK: Sealing
 
-    /// Encodes a `.string` column whose strings repeat enough that a code per position
-    /// (2 bytes) and each distinct string once take at most three quarters of a string
-    /// per position (16 bytes): a city or a category column, or a column mostly nil.
-    /// Realm's string enumeration, per segment. A table seals a segment's columns when
-    /// it fills. Strings are told apart by their two words (`StringOrder.words`), so
+    /// Stores a full segment's column in the fewest bytes that still read in O(1):
+    /// strings that repeat enough as codes into a dictionary (`encodedStrings()`), other
+    /// strings back to back (`StringHeap`), numbers of narrow spread bit-packed above
+    /// a base (`PackedInts`, `PackedDoubles`). A column no form makes smaller stays as
+    /// it is; a sealed column stays sealed (this does nothing).
+    ///
+    /// `mayHeapLongStrings` says whether strings longer than a small string may move
+    /// into a heap: not where an index holds them too, since an index key shares such
+    /// a string's storage with the column, which keeps it alive after the column lets
+    /// go of it (the heap's bytes would come on top). Short strings are copied into
+    /// every key anyway.
+    /// - Complexity: O(positions)
+    mutating func seal(mayHeapLongStrings: Bool) {
+        guard count >= 64, !isPacked else { return }
+        switch kind {
+        case .string:
+            let packed = mayHeapLongStrings || !StringHeap.holdsLongStrings(strings) ? StringHeap(strings, present: present) : nil
+            if let (dictionary, codes) = encodedStrings() {
+                // The smaller, but a dictionary of short strings unless a heap takes less
+                // than half: segments may share it, and index builds number its strings
+                // once (2,000 cities take about as much either way, before sharing). A
+                // dictionary of long strings is rarely shared: long notes, 30 % filled,
+                // take a third as much in a heap.
+                let encodedBytes = codes.count * 2 + StringHeap.arrayByteCount(dictionary)
+                let heapWins = packed.map {
+                    StringHeap.holdsLongStrings(dictionary) ? $0.byteCount < encodedBytes : $0.byteCount * 2 <= encodedBytes
+                }
+                if heapWins != true {
+                    self.dictionary = dictionary
+                    self.codes = codes
+                    strings = []
+                    return
+                }
+            }
+            // A heap pays when it saves an eighth: each read makes the string again.
+            guard let packed, packed.byteCount * 8 <= StringHeap.arrayByteCount(strings) * 7 else { return }
+            heap = packed
+            strings = []
+        case .double, .date:
+            guard let packed = PackedDoubles(doubles, present: present) else { return }
+            packedDoubles = packed
+            doubles = []
+        case .int, .reference:
+            guard let packed = ints.withUnsafeBufferPointer({ PackedInts($0, present: present) }) else { return }
+            packedInts = packed
+            ints = []
+        default:
+            return
+        }
+    }
+
+    /// Turns a sealed column back into a value per position in the typed buffer, as
+    /// appends and writes that do not fit the sealed form need. Nil positions hold
+    /// zero values and `""`, as `clear` leaves them.
+    /// - Complexity: O(positions)
+    mutating func unpack() {
+        if isEncoded { decodeStrings() }
+        if let heap {
+            strings = heap.unpacked()
+            self.heap = nil
+            for p in 0..<count where !Bitmap.test(present, p) { strings[p] = "" }
+        }
+        if let packedInts {
+            ints = packedInts.unpacked()
+            self.packedInts = nil
+            for p in 0..<count where !Bitmap.test(present, p) { ints[p] = 0 }
+        }
+        if let packedDoubles {
+            doubles = packedDoubles.unpacked()
+            self.packedDoubles = nil
+            for p in 0..<count where !Bitmap.test(present, p) { doubles[p] = 0 }
+        }
+    }
+
+    /// Shares `previous`'s dictionary when this column's strings are all in it, or
+    /// extends a copy of it with the ones that are not while that stays within
+    /// `encodedStrings()`'s limit: a city column's segments then hold one dictionary
+    /// between them, where each held its own (about 7 bytes a row for 2,000 cities).
+    /// Both columns must be encoded; otherwise nothing changes.
+    /// - Complexity: O(distinct strings of both)
+    mutating func shareDictionary(with previous: Column) {
+        guard isEncoded, previous.isEncoded else { return }
+        // The same buffer already (an array's storage is shared until written).
+        if Self.sameStorage(dictionary, previous.dictionary) { return }
+        var table = StringCodeTable(capacity: previous.dictionary.count + dictionary.count)
+        for (code, string) in previous.dictionary.enumerated() { table.insert(string, code: UInt16(code)) }
+        var shared = previous.dictionary
+        let limit = count * 5 / 8
+        var recode = [UInt16](repeating: 0, count: dictionary.count)
+        for (code, string) in dictionary.enumerated() {
+            if let found = table.code(of: string, in: shared) {
+                recode[code] = found
+            } else {
+                guard shared.count < limit, shared.count < Int(UInt16.max) else { return }
+                shared.append(string)
+                table.insert(string, code: UInt16(shared.count - 1))
+                recode[code] = UInt16(shared.count - 1)
+            }
+        }
+        codes = codes.map { recode[Int($0)] }
+        dictionary = shared
+    }
+
+    /// Whether two arrays are one buffer.
+    private static func sameStorage(_ a: [String], _ b: [String]) -> Bool {
+        a.count == b.count && a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { a.baseAddress == $0.baseAddress } }
+    }
+
+    /// The dictionary and codes of a `.string` column whose strings repeat enough that
+    /// a code per position (2 bytes) and each distinct string once take at most three
+    /// quarters of a string per position (16 bytes): a city or a category column, or a
+    /// column mostly nil; nil when they do not. Realm's string enumeration, per
+    /// segment (`seal(mayHeapLongStrings:)` weighs it against a heap). Strings are told apart by their two words (`StringOrder.words`), so
     /// one is never given another's code: small strings by their bytes, long ones by
     /// their storage (equal long strings in different storage are stored apart).
     /// - Complexity: O(positions)
-    mutating func seal() {
-        guard kind == .string, !isEncoded, count >= 64 else { return }
+    private func encodedStrings() -> (dictionary: [String], codes: [UInt16])? {
+        guard kind == .string, !isEncoded, count >= 64 else { return nil }
         let limit = count * 5 / 8
         var table = [UInt16](repeating: 0, count: Self.tableSize(for: count))
         let mask = table.count - 1
@@ -337,14 +522,14 @@ struct Column: Sendable {
         var codes = [UInt16](repeating: 0, count: count)
         for p in 0..<count {
             // Nearly every string distinct so far (a name column): it will not pay.
-            if p == 1_024, dictionary.count > 920 { return }
+            if p == 1_024, dictionary.count > 920 { return nil }
             let string = strings[p]
             let (w0, w1) = StringOrder.words(string)
             var slot = Self.hash(w0, w1) & mask
             while true {
                 let entry = table[slot]
                 if entry == 0 {
-                    guard dictionary.count < limit else { return }
+                    guard dictionary.count < limit else { return nil }
                     dictionary.append(string)
                     table[slot] = UInt16(dictionary.count)
                     codes[p] = UInt16(dictionary.count - 1)
@@ -360,21 +545,19 @@ struct Column: Sendable {
         }
         // Pays: `limit` keeps the dictionary (16 bytes a string) and the codes within
         // three quarters of the strings.
-        self.dictionary = dictionary
-        self.codes = codes
-        strings = []
+        return (dictionary, codes)
     }
 
-    /// The open-addressing table `seal()` sizes for `count` strings: a power of two,
+    /// The open-addressing table `encodedStrings()` sizes for `count` strings: a power of two,
     /// at most half full.
-    private static func tableSize(for count: Int) -> Int {
+    fileprivate static func tableSize(for count: Int) -> Int {
         var size = 64
         while size < count * 2 { size <<= 1 }
         return size
     }
 
     @inline(__always)
-    private static func hash(_ w0: UInt64, _ w1: UInt64) -> Int {
+    fileprivate static func hash(_ w0: UInt64, _ w1: UInt64) -> Int {
         var h = w0 &* 0x9E37_79B9_7F4A_7C15 ^ (w1 &+ 0x632B_E59B_D9B4_E019)
         h ^= h >> 29
         h = h &* 0xBF58_476D_1CE4_E5B9
@@ -384,7 +567,7 @@ struct Column: Sendable {
 
     /// Writes `string` at `position` of an encoded column: its code, a new one if it
     /// is new. Strings overwritten stay in the dictionary, so once it holds as many as
-    /// `seal()` allows the column is decoded: updates of distinct strings (a note column
+    /// `encodedStrings()` allows the column is decoded: updates of distinct strings (a note column
     /// filled row by row) then cost what they cost unencoded.
     /// - Complexity: O(distinct strings), at most five eighths of the positions
     private mutating func setEncoded(_ string: String, at position: Int) {
@@ -421,6 +604,39 @@ struct Column: Sendable {
         var column = Column(kind: kind)
         for p in keep { column.append(value(at: p)) }
         return column
+    }
+}
+
+/// Codes of a dictionary's strings by open addressing, told apart as `encodedStrings()`
+/// tells them (`StringOrder.words`), for `Column.shareDictionary(with:)`.
+private struct StringCodeTable {
+    /// Code + 1 per slot; 0 where empty.
+    private var slots: [UInt16]
+
+    init(capacity: Int) {
+        slots = [UInt16](repeating: 0, count: Column.tableSize(for: capacity))
+    }
+
+    /// Records `string` under `code` (it must not be recorded yet).
+    mutating func insert(_ string: String, code: UInt16) {
+        let (w0, w1) = StringOrder.words(string)
+        let mask = slots.count - 1
+        var slot = Column.hash(w0, w1) & mask
+        while slots[slot] != 0 { slot = (slot + 1) & mask }
+        slots[slot] = code + 1
+    }
+
+    /// The code of `string`, whose strings `dictionary` holds by code.
+    func code(of string: String, in dictionary: [String]) -> UInt16? {
+        let (w0, w1) = StringOrder.words(string)
+        let mask = slots.count - 1
+        var slot = Column.hash(w0, w1) & mask
+        while slots[slot] != 0 {
+            let code = slots[slot] - 1
+            if StringOrder.words(dictionary[Int(code)]) == (w0, w1) { return code }
+            slot = (slot + 1) & mask
+        }
+        return nil
     }
 }
 

@@ -28,16 +28,36 @@ struct Segment: Sendable {
         used = count
         liveCount = count
         live = Bitmap.allSet(count)
-        if isFull { seal() }
+        // On the thread that decoded it (a document opens on every core); its table
+        // seals it again knowing its indexes, and shares dictionaries, as it joins.
+        if isFull { seal(indexed: nil) }
     }
 
     var isFull: Bool { used == Table.segmentSize }
 
-    /// Encodes the columns whose strings repeat (`Column.seal()`): a full segment takes
-    /// no more appends, so this is done once, when it fills.
-    /// - Complexity: O(positions × string slots)
-    mutating func seal() {
-        for slot in columns.indices where columns[slot].kind == .string { columns[slot].seal() }
+    /// Stores each column in its smallest form (`Column.seal(mayHeapLongStrings:)`): a
+    /// full segment takes no more appends, so its table does this once, when it fills
+    /// or joins. `indexed` says which slots an index reads; nil when not known yet (a
+    /// document's frame decoded on a worker): a column of long strings then waits for
+    /// its table, since whether they may go to a heap depends on its indexes.
+    /// - Complexity: O(positions × slots)
+    mutating func seal(indexed: [Bool]?) {
+        for slot in columns.indices {
+            guard let indexed else {
+                if !columns[slot].holdsLongStrings { columns[slot].seal(mayHeapLongStrings: false) }
+                continue
+            }
+            columns[slot].seal(mayHeapLongStrings: !indexed[slot])
+        }
+    }
+
+    /// Shares the string dictionaries of `previous` (the segment before) where they
+    /// hold this segment's strings (`Column.shareDictionary(with:)`).
+    /// - Complexity: O(distinct strings × string slots)
+    mutating func shareDictionaries(with previous: Segment) {
+        for slot in columns.indices where columns[slot].isEncoded {
+            columns[slot].shareDictionary(with: previous.columns[slot])
+        }
     }
 
     /// Moves every identifier of the segment by `delta` (its rows keep their order).
@@ -98,7 +118,6 @@ struct Segment: Sendable {
         used += 1
         if Bitmap.wordCount(used) > live.count { live.append(0) }
         setLive(used - 1, true)
-        if isFull { seal() }
     }
 
     /// Appends `rows` under consecutive identifiers from `raw` on (above `lastID`),
@@ -118,7 +137,6 @@ struct Segment: Sendable {
         while Bitmap.wordCount(used) > live.count { live.append(0) }
         for position in start..<used { Bitmap.set(&live, position, true) }
         liveCount += rows.count
-        if isFull { seal() }
     }
 
     mutating func write(_ row: Row, at position: Int) {

@@ -32,13 +32,37 @@ public struct Table: Sendable {
     public private(set) var nextRawID: Int64 = 1
 
     /// An empty table for rows whose slots store as `kinds`.
+    /// Per slot: whether an ordered index reads it, so a full segment keeps its long
+    /// strings as they are (`Segment.seal(indexed:)`); nil when not known (every slot
+    /// counts as read).
+    let indexed: [Bool]?
+
     public init(kinds: [ColumnKind]) {
         self.kinds = kinds
+        self.indexed = nil
     }
 
     /// An empty table for rows of `entity`.
     public init(entity: EntityDescription) {
-        self.init(kinds: ColumnKind.kinds(of: entity))
+        self.kinds = ColumnKind.kinds(of: entity)
+        let slots = Set(entity.orderedIndexSlots.joined())
+        self.indexed = kinds.indices.map { slots.contains($0) }
+    }
+
+    private init(kinds: [ColumnKind], indexed: [Bool]?) {
+        self.kinds = kinds
+        self.indexed = indexed
+    }
+
+    /// Seals the last segment once it is full (`Segment.seal(indexed:)`), sharing the
+    /// dictionaries of the one before.
+    /// - Complexity: O(segment size × slots)
+    private mutating func sealLast() {
+        let s = segments.count - 1
+        guard s >= 0, segments[s].isFull else { return }
+        // (A table made from kinds alone counts every slot as read by an index.)
+        segments[s].seal(indexed: indexed ?? Array(repeating: true, count: kinds.count))
+        if s > 0 { segments[s].shareDictionaries(with: segments[s - 1]) }
     }
 
     // MARK: Reading
@@ -183,6 +207,7 @@ public struct Table: Sendable {
             }
             let end = min(rows.count, start + Table.segmentSize - segments[segments.count - 1].used)
             segments[segments.count - 1].append(rows[start..<end], firstID: nextRawID)
+            sealLast()
             nextRawID += Int64(end - start)
             count += end - start
             start = end
@@ -263,6 +288,7 @@ public struct Table: Sendable {
             segments.append(Segment(kinds: kinds, firstID: raw))
         }
         segments[segments.count - 1].append(row, id: raw)
+        sealLast()
         count += 1
         if raw >= nextRawID { nextRawID = raw + 1 }
     }
@@ -278,6 +304,7 @@ public struct Table: Sendable {
         precondition(segment.used > 0 && segment.firstID > (lastRawID ?? 0), "segment identifiers must ascend")
         if let last = segments.last, last.liveCount == 0 { segments.removeLast() }
         segments.append(segment)
+        sealLast()
         count += segment.liveCount
         nextRawID = max(nextRawID, segment.lastID + 1)
     }
@@ -309,7 +336,7 @@ public struct Table: Sendable {
         let at = rows.firstIndex { $0.0.rawValue > raw } ?? rows.count
         rows.insert((RowID(raw), row), at: at)
         let next = nextRawID
-        self = Table(kinds: kinds)
+        self = Table(kinds: kinds, indexed: indexed)
         for (id, row) in rows { append(row, id: id.rawValue) }
         nextRawID = max(next, nextRawID)
     }
