@@ -10,6 +10,8 @@
 # certificate for 127.0.0.1 and localhost that a CA made for this server signed: the
 # CA's certificate is FOLDER/tls/ca.crt (absent without openssl, and the server has
 # no TLS; a warning on standard error says so).
+# The server runs with fsync = off (throwaway data); OSD_POSTGRES_FSYNC=on makes it
+# durable, for measurements that should pay for fsync.
 set -euo pipefail
 # Close every descriptor but the standard three: the server outlives this script, and
 # a descriptor it inherited from the caller (Foundation's Process watches one) would
@@ -71,7 +73,7 @@ start)
     for attempt in 1 2 3 4 5; do
         PORT=$((20000 + RANDOM % 30000))
         if "${RUN[@]}" "$BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 30 \
-            -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c fsync=off $TLS_OPTIONS" start >/dev/null 2>&1; then
+            -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c fsync=${OSD_POSTGRES_FSYNC:-off} $TLS_OPTIONS" start >/dev/null 2>&1; then
             if [ -n "$WATCH" ]; then
                 # Detached, holding none of the caller's descriptors.
                 (

@@ -30,7 +30,8 @@ extension DataStoreConfiguration {
 /// sort, and the context filters and sorts the models itself (OpenSwiftData.docc/CustomDataStores.md).
 ///
 /// Calls into one store are serialized by its container, so a store needs no lock
-/// of its own against the contexts of that container.
+/// of its own against the contexts of that container; a ``ConcurrentDataStore`` is
+/// called in parallel.
 public protocol DataStore: AnyObject {
     /// The configuration type that describes this store.
     associatedtype Configuration: DataStoreConfiguration where Self == Self.Configuration.Store

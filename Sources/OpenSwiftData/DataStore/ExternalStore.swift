@@ -6,7 +6,8 @@ import OpenSwiftDataStore
 ///
 /// Calls into the store are serialized: a store written from Apple's documentation
 /// (a JSON file read and rewritten whole) has no lock of its own, and contexts on
-/// several actors share one container. Snapshots of other types than
+/// several actors share one container. A `ConcurrentDataStore` is called as its
+/// contexts call, in parallel. Snapshots of other types than
 /// `DefaultSnapshot` are read through their coded form (`SnapshotReader`).
 protocol ExternalStore: AnyObject, Sendable {
     var identifier: String { get }
@@ -47,21 +48,24 @@ struct ExternalSave {
 final class ExternalStoreBox<S: DataStore>: ExternalStore, @unchecked Sendable {
     private let store: S
     private let lock = NSLock()
+    /// Whether calls take `lock` (not for a `ConcurrentDataStore`).
+    private let serializes: Bool
     let identifier: String
     let metricsDimensions: [(String, String)]
 
     init(_ store: S) {
         self.store = store
+        self.serializes = !(store is any ConcurrentDataStore)
         self.identifier = store.identifier
         self.metricsDimensions = [("store", String(describing: S.self)), ("configuration", store.configuration.name)]
     }
 
     private func serialized<R>(_ body: () throws -> R) rethrows -> R {
+        guard serializes else { return try body() }
         lock.lock()
         defer { lock.unlock() }
         return try body()
     }
-
 
     func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, editingState: EditingState) throws -> ExternalFetch {
         let result = try serialized { try store.fetch(DataStoreFetchRequest(descriptor: descriptor, editingState: editingState)) }

@@ -36,10 +36,16 @@ import PostgresNIO
 /// the embedded store does. Under `ModelContext.ConflictPolicy.failOnConflict`, an
 /// update or delete of a row whose stored values differ from those the context read
 /// (`DataStoreSaveChangesRequest.readSnapshots`) throws `SaveConflictError` and the
-/// transaction changes nothing.
+/// transaction changes nothing. Saves run in parallel: each locks the rows it
+/// updates or deletes (`SELECT … FOR UPDATE`), and one that meets a deadlock, or a
+/// unique key another save inserted meanwhile, runs again (`transaction(_:)`).
 ///
-/// One connection per store; the container serializes calls into it.
-public final class PostgresStore: DataStore {
+/// **Connections** come from a pool of at most `PostgresStoreConfiguration.poolSize`
+/// (`PostgresStore+Pool`): the container calls the store from every context and
+/// `@ModelActor` at once (it is a `ConcurrentDataStore`), and each call, or each
+/// save's transaction, leases a connection of its own. Calls block their thread
+/// while they wait for the server, so they must not run on one of NIO's event loops.
+public final class PostgresStore: ConcurrentDataStore {
     public typealias Configuration = PostgresStoreConfiguration
     public typealias Snapshot = DefaultSnapshot
 
@@ -49,7 +55,7 @@ public final class PostgresStore: DataStore {
     /// process over one database makes the same identifiers.
     public let identifier: String
 
-    private let connection: PostgresConnection
+    let pool: PostgresConnectionPool
     private var logger: Logger { configuration.logger }
     let compiler: StoreQueryCompiler
     /// History queries run through the compiler's container (`PostgresStore+History`).
@@ -70,36 +76,55 @@ public final class PostgresStore: DataStore {
         self.schema = schema
         // The server it tried, so messages say which (never the password).
         let server = "\(configuration.username)@\(configuration.host):\(configuration.port)/\(configuration.database)"
-        let settings = PostgresConnection.Configuration(
-            host: configuration.host, port: configuration.port, username: configuration.username,
-            password: configuration.password, database: configuration.database,
-            tls: try Self.tls(for: configuration.tls, server: server))
+        let tls = try Self.tls(for: configuration.tls, server: server)
+        // Opening runs on a connection of its own, so a server that cannot be reached,
+        // or whose TLS fails, is told at once with its reason, as the pool would not.
+        let setup: PostgresConnection
         do {
-            connection = try PostgresConnection.connect(
-                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: settings, id: 1, logger: configuration.logger
+            let settings = PostgresConnection.Configuration(
+                host: configuration.host, port: configuration.port, username: configuration.username,
+                password: configuration.password, database: configuration.database,
+                tls: tls.connection)
+            setup = try PostgresConnection.connect(
+                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: settings, id: 0, logger: configuration.logger
             ).wait()
+        } catch let error as PostgresStoreError {
+            throw error
         } catch {
             if let failure = Self.tlsFailure(in: error) { throw PostgresStoreError.tls("\(server): \(failure)") }
             throw PostgresStoreError.connection("\(server): \(error)")
         }
-        let storeID = try Self.storeIdentifier(on: connection, logger: configuration.logger)
+        defer { try? setup.close().wait() }
+        let storeID = try Self.storeIdentifier(on: setup, logger: configuration.logger)
         identifier = storeID.uuidString
         compiler = try StoreQueryCompiler(schema: schema, storeIdentifier: storeID)
-        try createTables()
+        var client = PostgresClient.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username,
+            password: configuration.password, database: configuration.database, tls: tls.client)
+        client.options.maximumConnections = configuration.poolSize
+        pool = PostgresConnectionPool(client, logger: configuration.logger)
+        try Self.$lease.withValue(Lease(store: ObjectIdentifier(self), connection: setup)) { try createTables() }
     }
 
     deinit {
-        try? connection.close().wait()
+        pool.shutdown()
+    }
+
+    /// A TLS mode as postgres-nio takes it: for one connection (with its context
+    /// made) and for the pool (which makes its own from the same settings).
+    private struct TLSSettings {
+        var connection: PostgresConnection.Configuration.TLS
+        var client: PostgresClient.Configuration.TLS
     }
 
     /// postgres-nio's TLS setting for a mode. The CA file is read here, so a missing or
     /// unreadable one is a TLS error before any connection.
-    private static func tls(for mode: PostgresStoreConfiguration.TLSMode, server: String) throws -> PostgresConnection.Configuration.TLS {
+    private static func tls(for mode: PostgresStoreConfiguration.TLSMode, server: String) throws -> TLSSettings {
         var settings = TLSConfiguration.makeClientConfiguration()
         let caPath: String?
         switch mode {
         case .disable:
-            return .disable
+            return TLSSettings(connection: .disable, client: .disable)
         case .prefer, .require:
             settings.certificateVerification = .none
             caPath = nil
@@ -113,7 +138,9 @@ public final class PostgresStore: DataStore {
         do {
             if let caPath { settings.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caPath)) }
             let context = try NIOSSLContext(configuration: settings)
-            return mode == .prefer ? .prefer(context) : .require(context)
+            return mode == .prefer
+                ? TLSSettings(connection: .prefer(context), client: .prefer(settings))
+                : TLSSettings(connection: .require(context), client: .require(settings))
         } catch {
             throw PostgresStoreError.tls("\(server): cannot use CA certificates \(caPath ?? "of the system"): \(error)")
         }
@@ -151,16 +178,6 @@ public final class PostgresStore: DataStore {
 
     // MARK: Statements
 
-    @discardableResult
-    func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
-        do {
-            return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
-        } catch let error as PSQLError {
-            if error.serverInfo?[.sqlState] == "23505" { throw SwiftDataError.uniqueConstraintViolation }
-            throw PostgresStoreError.server(error.serverInfo?[.message] ?? String(describing: error.code))
-        }
-    }
-
     private static func storeIdentifier(on connection: PostgresConnection, logger: Logger) throws -> UUID {
         @discardableResult
         func run(_ sql: String) throws -> PostgresQueryResult {
@@ -178,25 +195,9 @@ public final class PostgresStore: DataStore {
         return try row.makeRandomAccess()["identifier"].decode(UUID.self)
     }
 
-    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
-    func transaction<R>(_ body: () throws -> R) throws -> R {
-        try execute("BEGIN")
-        do {
-            let result = try body()
-            try execute("COMMIT")
-            return result
-        } catch {
-            _ = try? execute("ROLLBACK")
-            throw error
-        }
-    }
-
     /// Creates the tables, columns and indexes the schema needs that are missing.
     private func createTables() throws {
-        try execute("ALTER TABLE osd_store ADD COLUMN IF NOT EXISTS history_horizon bigint NOT NULL DEFAULT 0")
-        try execute(
-            "CREATE TABLE IF NOT EXISTS osd_history (generation bigint PRIMARY KEY, timestamp double precision NOT NULL, "
-                + "author text, changes text NOT NULL)")
+        try setUpHistory()
         for entity in entities {
             let table = quoted(entity.name)
             try execute("CREATE TABLE IF NOT EXISTS \(table) (\"_id\" bigserial PRIMARY KEY, \"_version\" bigint NOT NULL DEFAULT 1)")
@@ -340,8 +341,6 @@ public final class PostgresStore: DataStore {
         // Updated rows: the context's models take them as stored (other writers'
         // changes to other properties, merged lists), which is what they read now.
         var updatedRows: [(EntityDescription, Int64)] = []
-        // Saves commit their history in generation order (see PostgresStore+History).
-        try execute("SELECT pg_advisory_xact_lock(7007202611)")
         var changes: [StoredChange] = []
         var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
         var upserted: [(PersistentIdentifier, EntityDescription, Int64)] = []
@@ -426,17 +425,15 @@ public final class PostgresStore: DataStore {
             let entity = try entity(of: snapshot.persistentIdentifier)
             let id = try rowKey(snapshot.persistentIdentifier)
             let index = try entityIndex(entity)
-            let preserved = try preservedValues(of: entity, index: index, row: id)
-            var binds = PostgresBindings()
-            binds.append(id)
             // Gone already is what was asked; changed since is a conflict.
             if strict, try check(entity, stored: storedSnapshot(entity, id), against: request.readSnapshots[snapshot.persistentIdentifier])
                 == .changedSince {
                 conflicts.changed.append(snapshot.persistentIdentifier)
                 continue
             }
-            let deleted = try execute("DELETE FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).metadata.rows ?? 0
-            if deleted > 0 { changes.append(.deleted(entity: index, id: RowID(id), preserved: preserved)) }
+            if let preserved = try delete(entity, index: index, row: id) {
+                changes.append(.deleted(entity: index, id: RowID(id), preserved: preserved))
+            }
         }
         guard conflicts.changed.isEmpty, conflicts.deleted.isEmpty else {
             throw SaveConflictError(changed: conflicts.changed, deleted: conflicts.deleted)
@@ -490,8 +487,9 @@ public final class PostgresStore: DataStore {
     }
 
     /// The stored row an insert of `snapshot` upserts onto: the one row holding one
-    /// of its unique keys. Two rows holding two of its keys is a violation. (Saves
-    /// run one at a time, under the history lock, so no insert slips in between.)
+    /// of its unique keys, locked until the save ends. Two rows holding two of its keys
+    /// is a violation. (A row another save inserts meanwhile makes the insert fail on
+    /// the unique index, and the save runs again: `transaction(_:)`.)
     private func storedRow(sharingAUniqueKeyWith snapshot: DefaultSnapshot, of entity: EntityDescription) throws -> Int64? {
         var binds = PostgresBindings()
         var alternatives: [String] = []
@@ -508,12 +506,15 @@ public final class PostgresStore: DataStore {
         }
         guard !alternatives.isEmpty else { return nil }
         let rows = try execute(
-            "SELECT \"_id\" FROM \(quoted(entity.name)) WHERE \(alternatives.joined(separator: " OR ")) LIMIT 2", binds).rows
+            "SELECT \"_id\", \(Self.writtenByANewerTransaction) FROM \(quoted(entity.name)) WHERE \(alternatives.joined(separator: " OR ")) "
+                + "LIMIT 2 FOR UPDATE", binds).rows
         guard rows.count < 2 else {
             // (A new model with the keys of two stored ones can replace only one.)
             throw SwiftDataError.uniqueConstraintViolation
         }
-        return try rows.first.map { try $0.makeRandomAccess()[0].decode(Int64.self) }
+        guard let row = rows.first?.makeRandomAccess() else { return nil }
+        try checkHistoryOrder(row[1])
+        return try row[0].decode(Int64.self)
     }
 
     func entityIndex(_ entity: EntityDescription) throws -> Int {
@@ -526,12 +527,16 @@ public final class PostgresStore: DataStore {
         (0..<entity.slotCount).filter { snapshot.entries[entity.name(ofSlot: $0)] != nil }
     }
 
-    /// Row `id` of `entity` as stored, or nil when there is none.
+    /// Row `id` of `entity` as stored, or nil when there is none; locked until the
+    /// save ends, so what the save decides on it (a merge, a conflict) still holds
+    /// when it writes.
     private func storedSnapshot(_ entity: EntityDescription, _ id: Int64) throws -> DefaultSnapshot? {
         var binds = PostgresBindings()
         binds.append(id)
-        return try execute("SELECT \(selectList(entity)) FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).rows.first
-            .map { try snapshot($0, of: entity) }
+        let sql = "SELECT \(selectList(entity)), \(Self.writtenByANewerTransaction) FROM \(quoted(entity.name)) WHERE \"_id\" = $1 FOR UPDATE"
+        guard let row = try execute(sql, binds).rows.first else { return nil }
+        try checkHistoryOrder(row.makeRandomAccess()[2 + entity.slotCount])
+        return try snapshot(row, of: entity)
     }
 
     /// `new` with each changed to-many list (those `writing` names) made what the
@@ -565,8 +570,8 @@ public final class PostgresStore: DataStore {
     /// `failOnConflict`: whether a row as `stored` (nil: gone) still holds what the
     /// context read (`read`; a row the request has no reading of is taken as read). To-many relationships
     /// compare as sets: their order is not the model's.
-    /// (Saves run one at a time, under the history lock, so nothing changes it between
-    /// this check and the write.)
+    /// (The row is locked, `storedSnapshot`, so nothing changes it between this check
+    /// and the write.)
     private func check(_ entity: EntityDescription, stored: DefaultSnapshot?, against read: DefaultSnapshot?) -> ReadCheck {
         guard let now = stored else { return .gone }
         guard let read else { return .asRead }
@@ -587,17 +592,17 @@ public final class PostgresStore: DataStore {
         return .asRead
     }
 
-    /// The `.preserveValueOnDeletion` values of row `row`, for its deletion's tombstone.
-    private func preservedValues(of entity: EntityDescription, index: Int, row: Int64) throws -> [Int: Value] {
+    /// Deletes row `row`; returns its `.preserveValueOnDeletion` values, for its
+    /// deletion's tombstone, or nil when there was no such row.
+    private func delete(_ entity: EntityDescription, index: Int, row: Int64) throws -> [Int: Value]? {
         let slots = compiler.preservedSlots[index]
-        guard !slots.isEmpty else { return [:] }
         var binds = PostgresBindings()
         binds.append(row)
-        let columns = slots.map { quoted(entity.attributes[$0].name) }.joined(separator: ", ")
-        guard let stored = try execute("SELECT \(columns) FROM \(quoted(entity.name)) WHERE \"_id\" = $1", binds).rows.first else {
-            return [:]
-        }
-        let cells = stored.makeRandomAccess()
+        let columns = (slots.map { quoted(entity.attributes[$0].name) } + [Self.writtenByANewerTransaction]).joined(separator: ", ")
+        let sql = "DELETE FROM \(quoted(entity.name)) WHERE \"_id\" = $1 RETURNING \(columns)"
+        guard let deleted = try execute(sql, binds).rows.first else { return nil }
+        let cells = deleted.makeRandomAccess()
+        try checkHistoryOrder(cells[slots.count])
         var values: [Int: Value] = [:]
         for (k, slot) in slots.enumerated() {
             let value = try PostgresValues.value(cells[k], as: entity.attributes[slot].type)

@@ -10,9 +10,10 @@ import OpenSwiftData
 /// ```
 /// Connections are plain TCP unless `tls` says otherwise (a database across a network
 /// someone else can read wants `.verifyFull`); authentication is by password or trust.
-/// `logger` receives the store's and postgres-nio's log records (queries at debug and
-/// trace level). Neither `tls` nor `logger`, nor the password, is part of the
-/// configuration's identity: they say how to reach the database, not which it is.
+/// `poolSize` bounds the connections the store opens. `logger` receives the store's
+/// and postgres-nio's log records (queries at debug and trace level). Neither `tls`,
+/// `poolSize` nor `logger`, nor the password, is part of the configuration's
+/// identity: they say how to reach the database, not which it is.
 public struct PostgresStoreConfiguration: DataStoreConfiguration, Sendable {
     public typealias Store = PostgresStore
 
@@ -27,6 +28,19 @@ public struct PostgresStoreConfiguration: DataStoreConfiguration, Sendable {
     public var tls: TLSMode
     /// Where the store logs: an app passes its own, with its level and handler.
     public var logger: Logger
+    /// The most connections the store opens to the server at once (its pool's size;
+    /// 8 unless set). Each fetch, and each save's transaction, takes one for its
+    /// length, so this many run in parallel and more wait their turn. Connections open
+    /// as calls need them and close after a minute unused.
+    ///
+    /// Calls block their thread while they run, so a container has at most as many
+    /// in flight as threads calling it: `@ModelActor`s share Swift's cooperative pool,
+    /// one thread per core. Several app servers over one database share PostgreSQL's
+    /// `max_connections` (100 by default): keep their pools' sum below it.
+    public var poolSize: Int = PostgresStoreConfiguration.defaultPoolSize
+
+    /// The pool size a configuration has unless told otherwise.
+    public static let defaultPoolSize = 8
 
     /// How a connection uses TLS: libpq's `sslmode` values, but for `allow`.
     public enum TLSMode: Hashable, Sendable {
@@ -127,6 +141,7 @@ public struct PostgresStoreConfiguration: DataStoreConfiguration, Sendable {
         guard !host.isEmpty, (1...65535).contains(port), !username.isEmpty, !database.isEmpty else {
             throw PostgresStoreError.invalidURL("postgres://\(username)@\(host):\(port)/\(database)")
         }
+        guard poolSize >= 1 else { throw PostgresStoreError.invalidConfiguration("poolSize is \(poolSize): at least 1 connection") }
     }
 
     /// Two configurations are the same store when they name the same database.
@@ -150,6 +165,8 @@ public enum PostgresStoreError: Error, Hashable, Sendable, CustomStringConvertib
     case invalidURL(String)
     /// The configuration has no schema (a container gives it one).
     case missingSchema
+    /// A setting of the configuration is out of its range (the text says which).
+    case invalidConfiguration(String)
     /// The server could not be reached or refused the connection.
     case connection(String)
     /// The connection's TLS failed: the server offers none, its certificate did not
@@ -168,6 +185,7 @@ public enum PostgresStoreError: Error, Hashable, Sendable, CustomStringConvertib
         switch self {
         case let .invalidURL(url): "not a PostgreSQL URL: \(url)"
         case .missingSchema: "the configuration has no schema"
+        case let .invalidConfiguration(reason): "invalid configuration: \(reason)"
         case let .connection(message): "cannot connect: \(message)"
         case let .tls(message): "cannot connect over TLS: \(message)"
         case let .server(message): "the server refused: \(message)"

@@ -37,6 +37,17 @@ enum PostgresServer {
         return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Starts psql running `sql` on database `url` and returns at once: a session
+    /// that holds locks while the tests go on (end it with `waitUntilExit()`).
+    static func startQuery(_ sql: String, on url: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [psql, url, "-v", "ON_ERROR_STOP=1", "-q", "-c", sql]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
     /// The repository's script (this package sits at Packages/Postgres in it).
     private static let script = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

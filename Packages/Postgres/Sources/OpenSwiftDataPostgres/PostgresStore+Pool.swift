@@ -1,0 +1,119 @@
+import Dispatch
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Synchronization
+
+/// The store's connections: postgres-nio's `PostgresClient`, a pool of at most
+/// `PostgresStoreConfiguration.poolSize` connections, opened as calls need them.
+///
+/// The pool is the container's: its `run()` runs in a task the pool owns from
+/// opening to `shutdown()` (which the store calls when it is released, and after
+/// which the task closes the connections and ends), so nothing of it outlives the
+/// container. A `ServiceGroup` (swift-service-lifecycle) does not own it: SwiftData
+/// opens a store inside `ModelContainer(for:configurations:)`, synchronously, with no
+/// service group to hand it to, and an app's container lives as long as the app
+/// holds it, inside or outside one.
+///
+/// The `DataStore` protocol is synchronous, so a call blocks its thread while a
+/// task leases it a connection (`withConnection`). That task and the client's
+/// `run()` run on one of NIO's event loops (`EventLoopTaskExecutor`), never on
+/// Swift's cooperative pool: the calls that wait for them may be blocking every
+/// thread of that pool (a `@ModelActor` per core, each in `save()`).
+final class PostgresConnectionPool: Sendable {
+    let client: PostgresClient
+    private let executor: EventLoopTaskExecutor
+    private let runner: Task<Void, Never>
+
+    init(_ configuration: PostgresClient.Configuration, logger: Logger) {
+        let group = MultiThreadedEventLoopGroup.singleton
+        client = PostgresClient(configuration: configuration, eventLoopGroup: group, backgroundLogger: logger)
+        executor = EventLoopTaskExecutor(group.next())
+        runner = Task(executorPreference: executor) { [client] in await client.run() }
+    }
+
+    /// Runs `body` on the calling thread with a connection leased for its length.
+    /// - Throws: what `body` throws, or `PostgresStoreError.connection` when no
+    ///   connection could be had (the server is down: the pool stops trying after its
+    ///   connect timeout).
+    func withConnection<R>(_ body: (PostgresConnection) throws -> R) throws -> R {
+        let handoff = Handoff()
+        Task(executorPreference: executor) { [client] in
+            do {
+                try await client.withConnection { connection in
+                    // Held until the caller is done with it.
+                    await withCheckedContinuation { handoff.lend(connection, until: $0) }
+                }
+            } catch {
+                handoff.fail(error)
+            }
+        }
+        let connection: PostgresConnection, release: CheckedContinuation<Void, Never>
+        do {
+            (connection, release) = try handoff.wait()
+        } catch {
+            throw PostgresStoreError.connection("no connection from the pool: \(error)")
+        }
+        defer { release.resume() }
+        return try body(connection)
+    }
+
+    /// Ends `run()`, which closes the connections and then returns, ending the
+    /// runner task: the store's last act.
+    ///
+    /// It does not wait for that: the pool's timers sleep on Swift's global executor,
+    /// whose threads may all be blocked in calls of other stores (two containers
+    /// released at once on a two-core machine did so), and a release must not wait on
+    /// them.
+    func shutdown() {
+        runner.cancel()
+    }
+}
+
+/// A leased connection on its way from the task that leases it to the thread that
+/// waits for it, and the continuation that gives it back.
+private final class Handoff: Sendable {
+    private enum State {
+        case waiting
+        case lent(PostgresConnection, CheckedContinuation<Void, Never>)
+        case failed(any Error)
+    }
+
+    private let state = Mutex(State.waiting)
+    private let ready = DispatchSemaphore(value: 0)
+
+    func lend(_ connection: PostgresConnection, until release: CheckedContinuation<Void, Never>) {
+        state.withLock { $0 = .lent(connection, release) }
+        ready.signal()
+    }
+
+    func fail(_ error: any Error) {
+        state.withLock { $0 = .failed(error) }
+        ready.signal()
+    }
+
+    func wait() throws -> (PostgresConnection, CheckedContinuation<Void, Never>) {
+        ready.wait()
+        return try state.withLock { state in
+            switch state {
+            case let .lent(connection, release): return (connection, release)
+            case let .failed(error): throw error
+            case .waiting: preconditionFailure("a handoff signalled before it was lent")
+            }
+        }
+    }
+}
+
+/// Runs tasks on a NIO event loop (a task executor preference), so they never need a
+/// thread of Swift's cooperative pool.
+final class EventLoopTaskExecutor: TaskExecutor {
+    private let loop: any EventLoop
+
+    init(_ loop: any EventLoop) { self.loop = loop }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
