@@ -39,8 +39,10 @@ public enum ColumnKind: Hashable, Sendable {
 
 /// One column of one segment: the values of one slot for the segment's positions.
 ///
-/// Exactly one buffer is in use, the one `kind` names; `present` marks the positions
-/// whose value is not nil (typed kinds only: a `.value` column stores `.null` itself).
+/// One form holds the values: the buffer `kind` names, or, once its segment is full
+/// and sealed, a smaller form of it (a dictionary and codes, a string heap, packed
+/// numbers: `seal(mayHeapLongStrings:)`). `present` marks the positions whose value
+/// is not nil (typed kinds only: a `.value` column stores `.null` itself).
 /// A value that does not fit the typed buffer (an integer in a `Double` column, say,
 /// from an imported document) turns the column into a `.value` column, so every
 /// `Value` round-trips exactly.

@@ -13,8 +13,8 @@ struct PackedInts: Sendable {
     private(set) var words: [UInt64]
 
     /// `values` packed, or nil when their spread needs more than `maximumWidth` bits.
-    /// Positions `ignoring` marks as not set (a nil value's placeholder) are stored as
-    /// `base` and need no bits of their own.
+    /// Positions whose bit `present` leaves clear (a nil value's placeholder) are
+    /// stored as `base` and do not widen the frame.
     /// - Complexity: O(n)
     init?(_ values: UnsafeBufferPointer<Int64>, maximumWidth: Int = 48, present: [UInt64]? = nil) {
         var low = Int64.max, high = Int64.min
