@@ -214,7 +214,7 @@ enum ColumnFrame {
             }
             columns.append(try r.column(kind, count: n, blob: blob))
         }
-        return (e, Segment(columns: columns, count: n, firstID: Int64(first), ids: ids))
+        return (e, Segment(columns: columns, count: n, firstID: Int64(first), ids: ids, indexed: Table.indexedSlots(of: entity)))
     }
 }
 

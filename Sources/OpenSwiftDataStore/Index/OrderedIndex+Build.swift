@@ -60,8 +60,8 @@ enum IndexOrder {
     /// no row has that identifier.
     static func key(of id: RowID, in table: Table, slots: [Int]) -> IndexKey? {
         guard let (s, p) = table.locate(id) else { return nil }
-        if slots.count == 1 { return IndexKey(table.withColumn(segment: s, slot: slots[0]) { $0.value(at: p) }) }
-        return IndexKey(slots.map { slot in table.withColumn(segment: s, slot: slot) { $0.value(at: p) } })
+        if slots.count == 1 { return IndexKey(table.withColumn(segment: s, slot: slots[0]) { Column.value(in: $0, at: p) }) }
+        return IndexKey(slots.map { slot in table.withColumn(segment: s, slot: slot) { Column.value(in: $0, at: p) } })
     }
 
     /// The entries of the strings in `slot` of `table`, each row stored under its
@@ -81,7 +81,7 @@ enum IndexOrder {
         let several = table.segments.count > 1
         let limit = several ? Int(UInt16.max) : table.count / 16
         guard limit > 0 else { return nil }
-        if several, !table.withColumn(segment: 0, slot: slot, { $0.isEncoded }) { return nil }
+        if several, !table.withColumn(segment: 0, slot: slot, { $0.pointee.isEncoded }) { return nil }
         var numbers: [String: UInt16] = [:]
         var distinct: [String] = []
         /// The number of `string`, numbering it when new; nil past the limit.
@@ -101,7 +101,8 @@ enum IndexOrder {
         numberOfRow.reserveCapacity(table.count)
         for s in table.segments.indices {
             let live = table.segments[s].live
-            let numbered = table.withColumn(segment: s, slot: slot) { column -> Bool in
+            let numbered = table.withColumn(segment: s, slot: slot) { pointer -> Bool in
+                let column = pointer.pointee
                 guard column.kind == .string else { return false }
                 var numbered = true
                 if column.isEncoded {

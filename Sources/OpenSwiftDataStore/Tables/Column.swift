@@ -145,10 +145,12 @@ struct Column: Sendable {
     /// - Complexity: O(1)
     @inline(__always)
     func storedString(at position: Int) -> String {
-        // (Optional chaining reads the sealed form in place; `if let` copied it, a
-        // retain and a release of its buffers per value read.)
+        // (A forced unwrap reads the sealed form in place. `if let` copied it, and
+        // `??`'s autoclosure copied the whole column: a retain and a release of each of
+        // its buffers per value read.)
         if !dictionary.isEmpty { return dictionary[Int(codes[position])] }
-        return heap?[position] ?? strings[position]
+        if heap != nil { return heap![position] }
+        return strings[position]
     }
 
     /// The number an `.int` or `.reference` column holds at `position` (whatever it
@@ -156,7 +158,8 @@ struct Column: Sendable {
     /// - Complexity: O(1)
     @inline(__always)
     func int(at position: Int) -> Int64 {
-        packedInts?[position] ?? ints[position]
+        if packedInts != nil { return packedInts![position] }
+        return ints[position]
     }
 
     /// The number a `.double` or `.date` column holds at `position` (whatever it holds
@@ -164,7 +167,8 @@ struct Column: Sendable {
     /// - Complexity: O(1)
     @inline(__always)
     func double(at position: Int) -> Double {
-        packedDoubles?[position] ?? doubles[position]
+        if packedDoubles != nil { return packedDoubles![position] }
+        return doubles[position]
     }
 
     /// Calls `body` with the numbers of an `.int` or `.reference` column, one per
@@ -183,9 +187,66 @@ struct Column: Sendable {
         return doubles.withUnsafeBufferPointer(body)
     }
 
-    /// Whether a `.string` column holds strings stored out of line, not sealed yet.
-    /// - Complexity: O(positions)
-    var holdsLongStrings: Bool { kind == .string && StringHeap.holdsLongStrings(strings) }
+    /// `string(at:)` of the column `column` points to, reading only the fields it
+    /// needs in place. A method called on `pointee` copied the whole column first (a
+    /// retain and a release of each of its buffers), which made a million-entry index
+    /// build at a document's open half again as long.
+    /// - Complexity: O(1)
+    @inline(__always)
+    static func string(in column: UnsafePointer<Column>, at position: Int) -> String? {
+        guard column.pointee.kind == .string, column.pointee.present.withUnsafeBufferPointer({
+            $0[position >> 6] & (1 << UInt64(position & 63)) != 0
+        }) else { return nil }
+        if !column.pointee.dictionary.isEmpty { return column.pointee.dictionary[Int(column.pointee.codes[position])] }
+        if column.pointee.heap != nil { return column.pointee.heap![position] }
+        return column.pointee.strings[position]
+    }
+
+    /// `value(at:)` of the column `column` points to, in place (`string(in:at:)`): how
+    /// rows are read for models.
+    /// - Complexity: O(1)
+    @inline(__always)
+    static func value(in column: UnsafePointer<Column>, at position: Int) -> Value {
+        let kind = column.pointee.kind
+        if kind == .value { return column.pointee.values[position] }
+        guard column.pointee.present.withUnsafeBufferPointer({ $0[position >> 6] & (1 << UInt64(position & 63)) != 0 }) else {
+            return .null
+        }
+        switch kind {
+        case .bool: return .bool(Bitmap.test(column.pointee.bits, position))
+        case .int, .reference:
+            let v = column.pointee.packedInts != nil ? column.pointee.packedInts![position] : column.pointee.ints[position]
+            return kind == .int ? .int(v) : .reference(RowID(v))
+        case .uint: return .uint(column.pointee.uints[position])
+        case .double, .date:
+            let v = column.pointee.packedDoubles != nil ? column.pointee.packedDoubles![position] : column.pointee.doubles[position]
+            return kind == .double ? .double(v) : .date(Date(timeIntervalSinceReferenceDate: v))
+        case .string:
+            if !column.pointee.dictionary.isEmpty { return .string(column.pointee.dictionary[Int(column.pointee.codes[position])]) }
+            if column.pointee.heap != nil { return .string(column.pointee.heap![position]) }
+            return .string(column.pointee.strings[position])
+        case .references: return .references(column.pointee.lists.isEmpty ? [] : column.pointee.lists[position])
+        case .value: return column.pointee.values[position]
+        }
+    }
+
+    /// `packed(at:as:)` of the column `column` points to, in place (`string(in:at:)`).
+    /// - Complexity: O(1)
+    @inline(__always)
+    static func packed(in column: UnsafePointer<Column>, at position: Int, as scalar: ScalarKind) -> PackedKey? {
+        guard column.pointee.present.withUnsafeBufferPointer({ $0[position >> 6] & (1 << UInt64(position & 63)) != 0 }) else { return nil }
+        switch (column.pointee.kind, scalar) {
+        case (.int, .int):
+            let v = column.pointee.packedInts != nil ? column.pointee.packedInts![position] : column.pointee.ints[position]
+            return PackedKey(bits: ScalarKind.pack(v))
+        case (.uint, .uint): return PackedKey(bits: column.pointee.uints[position])
+        case (.double, .double), (.date, .date):
+            let v = column.pointee.packedDoubles != nil ? column.pointee.packedDoubles![position] : column.pointee.doubles[position]
+            return PackedKey(bits: ScalarKind.pack(v))
+        case (.bool, .bool): return PackedKey(bits: Bitmap.test(column.pointee.bits, position) ? 1 : 0)
+        default: return nil
+        }
+    }
 
     /// Whether the column's strings are encoded (`seal(mayHeapLongStrings:)`).
     var isEncoded: Bool { !dictionary.isEmpty }
@@ -415,7 +476,10 @@ struct Column: Sendable {
         guard count >= 64, !isPacked else { return }
         switch kind {
         case .string:
-            let packed = mayHeapLongStrings || !StringHeap.holdsLongStrings(strings) ? StringHeap(strings, present: present) : nil
+            // What a heap would take, when it may hold these strings (it is built only
+            // when chosen).
+            let heapBytes = mayHeapLongStrings || !StringHeap.holdsLongStrings(strings)
+                ? StringHeap.byteCount(of: strings, present: present) : nil
             if let (dictionary, codes) = encodedStrings() {
                 // The smaller, but a dictionary of short strings unless a heap takes less
                 // than half: segments may share it, and index builds number its strings
@@ -423,8 +487,8 @@ struct Column: Sendable {
                 // dictionary of long strings is rarely shared: long notes, 30 % filled,
                 // take a third as much in a heap.
                 let encodedBytes = codes.count * 2 + StringHeap.arrayByteCount(dictionary)
-                let heapWins = packed.map {
-                    StringHeap.holdsLongStrings(dictionary) ? $0.byteCount < encodedBytes : $0.byteCount * 2 <= encodedBytes
+                let heapWins = heapBytes.map {
+                    StringHeap.holdsLongStrings(dictionary) ? $0 < encodedBytes : $0 * 2 <= encodedBytes
                 }
                 if heapWins != true {
                     self.dictionary = dictionary
@@ -434,8 +498,8 @@ struct Column: Sendable {
                 }
             }
             // A heap pays when it saves an eighth: each read makes the string again.
-            guard let packed, packed.byteCount * 8 <= StringHeap.arrayByteCount(strings) * 7 else { return }
-            heap = packed
+            guard let heapBytes, heapBytes * 8 <= StringHeap.arrayByteCount(strings) * 7 else { return }
+            heap = StringHeap(strings, present: present)
             strings = []
         case .double, .date:
             guard let packed = PackedDoubles(doubles, present: present) else { return }

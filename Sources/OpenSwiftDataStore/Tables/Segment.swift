@@ -20,36 +20,33 @@ struct Segment: Sendable {
 
     /// A segment of `columns` (one per slot), each `count` positions long, every
     /// position live: rows read whole from a document. `ids` lists the identifiers
-    /// when they are not `firstID, firstID + 1, …` (empty when they are).
-    init(columns: [Column], count: Int, firstID: Int64, ids: [Int64]) {
+    /// when they are not `firstID, firstID + 1, …` (empty when they are). A full one is
+    /// sealed here, on the thread that decoded it (a document opens on every core),
+    /// knowing which slots an index reads (`indexed`, `Table.indexedSlots(of:)`).
+    init(columns: [Column], count: Int, firstID: Int64, ids: [Int64], indexed: [Bool]) {
         self.columns = columns
         self.firstID = firstID
         self.ids = ids
         used = count
         liveCount = count
         live = Bitmap.allSet(count)
-        // On the thread that decoded it (a document opens on every core); its table
-        // seals it again knowing its indexes, and shares dictionaries, as it joins.
-        if isFull { seal(indexed: nil) }
+        if isFull { seal(indexed: indexed) }
     }
 
     var isFull: Bool { used == Table.segmentSize }
 
     /// Stores each column in its smallest form (`Column.seal(mayHeapLongStrings:)`): a
-    /// full segment takes no more appends, so its table does this once, when it fills
-    /// or joins. `indexed` says which slots an index reads; nil when not known yet (a
-    /// document's frame decoded on a worker): a column of long strings then waits for
-    /// its table, since whether they may go to a heap depends on its indexes.
+    /// full segment takes no more appends, so this is done once, when it fills or is
+    /// read whole. `indexed` says which slots an ordered index reads: their long
+    /// strings stay `String`s.
     /// - Complexity: O(positions × slots)
-    mutating func seal(indexed: [Bool]?) {
-        for slot in columns.indices {
-            guard let indexed else {
-                if !columns[slot].holdsLongStrings { columns[slot].seal(mayHeapLongStrings: false) }
-                continue
-            }
-            columns[slot].seal(mayHeapLongStrings: !indexed[slot])
-        }
+    mutating func seal(indexed: [Bool]) {
+        for slot in columns.indices { columns[slot].seal(mayHeapLongStrings: !indexed[slot]) }
+        isSealed = true
     }
+
+    /// Whether `seal(indexed:)` ran since the segment last changed shape.
+    private(set) var isSealed = false
 
     /// Shares the string dictionaries of `previous` (the segment before) where they
     /// hold this segment's strings (`Column.shareDictionary(with:)`).
@@ -99,7 +96,7 @@ struct Segment: Sendable {
         columns.withUnsafeBufferPointer { columns in
             var row = Row()
             row.reserveCapacity(columns.count)
-            for slot in columns.indices { row.append(columns[slot].value(at: position)) }
+            for slot in columns.indices { row.append(Column.value(in: columns.baseAddress! + slot, at: position)) }
             return row
         }
     }
@@ -166,6 +163,7 @@ struct Segment: Sendable {
         liveCount = keep.count
         live = [UInt64](repeating: 0, count: Bitmap.wordCount(used))
         for p in 0..<used { Bitmap.set(&live, p, true) }
+        isSealed = false
         firstID = keptIDs.first ?? firstID
         let consecutive = keptIDs.last.map { $0 - firstID == Int64(keptIDs.count - 1) } ?? true
         ids = consecutive ? [] : keptIDs

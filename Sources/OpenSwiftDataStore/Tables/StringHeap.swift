@@ -42,6 +42,15 @@ struct StringHeap: Sendable {
     /// The bytes the heap takes.
     var byteCount: Int { bytes.count + ends.byteCount }
 
+    /// What a heap of `strings` (those `present` marks) takes, `byteCount` before it
+    /// is built.
+    static func byteCount(of strings: [String], present: [UInt64]) -> Int {
+        var total = 0
+        for (i, string) in strings.enumerated() where Bitmap.test(present, i) { total += string.utf8.count }
+        let width = total == 0 ? 0 : 64 - UInt64(total).leadingZeroBitCount
+        return total + (width == 0 ? 0 : ((strings.count * width + 63) >> 6 + 1) * 8)
+    }
+
     /// What `strings` take as an array of `String`s: 16 bytes each, and for each one
     /// stored out of line its object (header, bytes, terminator, allocator rounding).
     static func arrayByteCount(_ strings: [String]) -> Int {

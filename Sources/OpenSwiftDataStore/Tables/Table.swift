@@ -45,8 +45,13 @@ public struct Table: Sendable {
     /// An empty table for rows of `entity`.
     public init(entity: EntityDescription) {
         self.kinds = ColumnKind.kinds(of: entity)
+        self.indexed = Self.indexedSlots(of: entity)
+    }
+
+    /// Per slot of `entity`'s rows: whether an ordered index reads it.
+    static func indexedSlots(of entity: EntityDescription) -> [Bool] {
         let slots = Set(entity.orderedIndexSlots.joined())
-        self.indexed = kinds.indices.map { slots.contains($0) }
+        return (0..<entity.slotCount).map { slots.contains($0) }
     }
 
     private init(kinds: [ColumnKind], indexed: [Bool]?) {
@@ -61,7 +66,7 @@ public struct Table: Sendable {
         let s = segments.count - 1
         guard s >= 0, segments[s].isFull else { return }
         // (A table made from kinds alone counts every slot as read by an index.)
-        segments[s].seal(indexed: indexed ?? Array(repeating: true, count: kinds.count))
+        if !segments[s].isSealed { segments[s].seal(indexed: indexed ?? Array(repeating: true, count: kinds.count)) }
         if s > 0 { segments[s].shareDictionaries(with: segments[s - 1]) }
     }
 
@@ -80,7 +85,7 @@ public struct Table: Sendable {
     public func row(_ id: RowID, reading slots: [Int]) -> Row? {
         guard let (s, p) = locate(id) else { return nil }
         var row = Row(repeating: .null, count: kinds.count)
-        for slot in slots { row[slot] = withColumn(segment: s, slot: slot) { $0.value(at: p) } }
+        for slot in slots { row[slot] = withColumn(segment: s, slot: slot) { Column.value(in: $0, at: p) } }
         return row
     }
 
@@ -92,17 +97,19 @@ public struct Table: Sendable {
     /// - Complexity: O(1), or O(log rows) when identifiers are not dense.
     public func value(_ id: RowID, slot: Int) -> Value? {
         guard let (s, p) = locate(id) else { return nil }
-        return withColumn(segment: s, slot: slot) { $0.value(at: p) }
+        return withColumn(segment: s, slot: slot) { Column.value(in: $0, at: p) }
     }
 
     /// Calls `body` with column `slot` of segment `s` in place. Read as
     /// `segments[s].columns[slot]`, a column is copied out first, which retains and
-    /// releases each of its eleven buffers: two atomic operations each for a read
+    /// releases each of its buffers: two atomic operations each for a read
     /// of one value (a tenth of W5, which reads one attribute of each model it makes).
+    /// The column comes as a pointer: passed as a value to the closure, a column with
+    /// sealed forms was copied whole again (seen in W8's index builds, +50 %).
     @inline(__always)
-    func withColumn<R>(segment s: Int, slot: Int, _ body: (Column) -> R) -> R {
+    func withColumn<R>(segment s: Int, slot: Int, _ body: (UnsafePointer<Column>) -> R) -> R {
         segments.withUnsafeBufferPointer { segments in
-            segments[s].columns.withUnsafeBufferPointer { body($0[slot]) }
+            segments[s].columns.withUnsafeBufferPointer { body($0.baseAddress! + slot) }
         }
     }
 
@@ -110,14 +117,14 @@ public struct Table: Sendable {
     /// - Complexity: O(1) while identifiers are dense
     func string(_ id: RowID, slot: Int) -> String? {
         guard let (s, p) = locate(id) else { return nil }
-        return withColumn(segment: s, slot: slot) { $0.string(at: p) }
+        return withColumn(segment: s, slot: slot) { Column.string(in: $0, at: p) }
     }
 
     /// Row `id`'s value in `slot` packed as `kind` (`Column.packed(at:as:)`).
     /// - Complexity: O(1) while identifiers are dense
     func packed(_ id: RowID, slot: Int, as kind: ScalarKind) -> PackedKey? {
         guard let (s, p) = locate(id) else { return nil }
-        return withColumn(segment: s, slot: slot) { $0.packed(at: p, as: kind) }
+        return withColumn(segment: s, slot: slot) { Column.packed(in: $0, at: p, as: kind) }
     }
 
     /// Calls `body` for every live row, in identifier order.
