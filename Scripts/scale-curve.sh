@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The scale curve (#42): runs W1, W2, W3, W4, W8 and M1 at N = 100,000 and 1,000,000 (and
-# 10,000,000 with --long: about an hour and 20 GiB of memory on these machines, not for CI),
+# 10,000,000 with --long: about 50 minutes on these machines, up to 2.3 GB a benchmark
+# process, not for CI),
 # keeps each run's export in Benchmarks/.build/scale/<N>/, and writes the per-operation
 # costs against N to Benchmarks/.build/ScaleCurve.md (Benchmarks/Tools/scale_curve.py).
 set -euo pipefail
