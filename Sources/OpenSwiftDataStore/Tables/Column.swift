@@ -132,14 +132,6 @@ struct Column: Sendable {
     @inline(__always)
     func list(at position: Int) -> [RowID] { lists.isEmpty ? [] : lists[position] }
 
-    /// The string at `position` of a `.string` column; nil where the value is nil or
-    /// the column holds another kind. No `Value` is made (index builds read keys so).
-    /// - Complexity: O(1)
-    @inline(__always)
-    func string(at position: Int) -> String? {
-        kind == .string && Bitmap.test(present, position) ? storedString(at: position) : nil
-    }
-
     /// The string a `.string` column holds at `position` (`""` where it is nil, unless
     /// encoded), present or not.
     /// - Complexity: O(1)
@@ -187,19 +179,25 @@ struct Column: Sendable {
         return doubles.withUnsafeBufferPointer(body)
     }
 
-    /// `string(at:)` of the column `column` points to, reading only the fields it
+    /// The string at `position` of a `.string` column `column` points to (nil where the
+    /// value is nil or the column holds another kind), reading only the fields it
     /// needs in place. A method called on `pointee` copied the whole column first (a
     /// retain and a release of each of its buffers), which made a million-entry index
     /// build at a document's open half again as long.
     /// - Complexity: O(1)
     @inline(__always)
     static func string(in column: UnsafePointer<Column>, at position: Int) -> String? {
-        guard column.pointee.kind == .string, column.pointee.present.withUnsafeBufferPointer({
-            $0[position >> 6] & (1 << UInt64(position & 63)) != 0
-        }) else { return nil }
+        guard column.pointee.kind == .string, isPresent(in: column, at: position) else { return nil }
         if !column.pointee.dictionary.isEmpty { return column.pointee.dictionary[Int(column.pointee.codes[position])] }
         if column.pointee.heap != nil { return column.pointee.heap![position] }
         return column.pointee.strings[position]
+    }
+
+    /// Whether the value at `position` of the column `column` points to is not nil,
+    /// read in place (`string(in:at:)`).
+    @inline(__always)
+    static func isPresent(in column: UnsafePointer<Column>, at position: Int) -> Bool {
+        column.pointee.present.withUnsafeBufferPointer { $0[position >> 6] & (1 << UInt64(position & 63)) != 0 }
     }
 
     /// `value(at:)` of the column `column` points to, in place (`string(in:at:)`): how
@@ -209,7 +207,7 @@ struct Column: Sendable {
     static func value(in column: UnsafePointer<Column>, at position: Int) -> Value {
         let kind = column.pointee.kind
         if kind == .value { return column.pointee.values[position] }
-        guard column.pointee.present.withUnsafeBufferPointer({ $0[position >> 6] & (1 << UInt64(position & 63)) != 0 }) else {
+        guard isPresent(in: column, at: position) else {
             return .null
         }
         switch kind {
@@ -230,11 +228,13 @@ struct Column: Sendable {
         }
     }
 
-    /// `packed(at:as:)` of the column `column` points to, in place (`string(in:at:)`).
+    /// The value at `position` of the column `column` points to, packed as an index key
+    /// of `scalar` kind; nil where it is nil or the column holds another kind. In place
+    /// (`string(in:at:)`).
     /// - Complexity: O(1)
     @inline(__always)
     static func packed(in column: UnsafePointer<Column>, at position: Int, as scalar: ScalarKind) -> PackedKey? {
-        guard column.pointee.present.withUnsafeBufferPointer({ $0[position >> 6] & (1 << UInt64(position & 63)) != 0 }) else { return nil }
+        guard isPresent(in: column, at: position) else { return nil }
         switch (column.pointee.kind, scalar) {
         case (.int, .int):
             let v = column.pointee.packedInts != nil ? column.pointee.packedInts![position] : column.pointee.ints[position]
@@ -254,21 +254,6 @@ struct Column: Sendable {
     /// Whether a sealed form holds the values (`seal(mayHeapLongStrings:)`): writes unpack it, or write
     /// in place where the value fits.
     var isPacked: Bool { isEncoded || heap != nil || packedInts != nil || packedDoubles != nil }
-
-    /// The value at `position` of a column of scalar `kind`, packed as an index key;
-    /// nil where it is nil or the column holds another kind.
-    /// - Complexity: O(1)
-    @inline(__always)
-    func packed(at position: Int, as scalar: ScalarKind) -> PackedKey? {
-        guard Bitmap.test(present, position) else { return nil }
-        switch (kind, scalar) {
-        case (.int, .int): return PackedKey(bits: ScalarKind.pack(int(at: position)))
-        case (.uint, .uint): return PackedKey(bits: uints[position])
-        case (.double, .double), (.date, .date): return PackedKey(bits: ScalarKind.pack(double(at: position)))
-        case (.bool, .bool): return PackedKey(bits: Bitmap.test(bits, position) ? 1 : 0)
-        default: return nil
-        }
-    }
 
     // MARK: Writing
 

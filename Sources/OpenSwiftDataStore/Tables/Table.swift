@@ -113,14 +113,14 @@ public struct Table: Sendable {
         }
     }
 
-    /// Row `id`'s string in `slot` (`Column.string(at:)`), making no `Value`.
+    /// Row `id`'s string in `slot` (`Column.string(in:at:)`), making no `Value`.
     /// - Complexity: O(1) while identifiers are dense
     func string(_ id: RowID, slot: Int) -> String? {
         guard let (s, p) = locate(id) else { return nil }
         return withColumn(segment: s, slot: slot) { Column.string(in: $0, at: p) }
     }
 
-    /// Row `id`'s value in `slot` packed as `kind` (`Column.packed(at:as:)`).
+    /// Row `id`'s value in `slot` packed as `kind` (`Column.packed(in:at:as:)`).
     /// - Complexity: O(1) while identifiers are dense
     func packed(_ id: RowID, slot: Int, as kind: ScalarKind) -> PackedKey? {
         guard let (s, p) = locate(id) else { return nil }
