@@ -66,9 +66,13 @@ actor TripRepository {
     /// Changes the trip's fields the change names. Optimistic: if another request
     /// (or server) saved the trip between this read and this save, nothing is written
     /// and `SaveConflictError` says so, rather than a change acknowledged and lost.
-    func change(_ name: String, _ change: TripChange) throws -> TripBody? {
+    /// With `ifMatch`, a trip that is no longer the version the client read (its tag
+    /// differs) is left alone and `TripPreconditionFailed` says so: the client's own
+    /// read-modify-write is checked, not only the server's.
+    func change(_ name: String, _ change: TripChange, ifMatch: IfMatch? = nil) throws -> TripBody? {
         modelContext.conflictPolicy = .failOnConflict
         guard let trip = try find(name) else { return nil }
+        try check(trip, ifMatch)
         if let destination = change.destination { trip.destination = destination }
         if let startDate = change.startDate { trip.startDate = startDate }
         if let price = change.price { trip.price = price }
@@ -79,9 +83,10 @@ actor TripRepository {
 
     /// Deletes the trip, unless another request saved it since this one read it
     /// (`SaveConflictError`).
-    func delete(_ name: String) throws -> Bool {
+    func delete(_ name: String, ifMatch: IfMatch? = nil) throws -> Bool {
         modelContext.conflictPolicy = .failOnConflict
         guard let trip = try find(name) else { return false }
+        try check(trip, ifMatch)
         modelContext.delete(trip)
         try modelContext.save()
         return true
@@ -119,6 +124,13 @@ actor TripRepository {
             }
         }
         return (changes, transactions.last?.token)
+    }
+
+    /// Throws `TripPreconditionFailed` when `ifMatch` does not allow the trip as stored.
+    private func check(_ trip: Trip, _ ifMatch: IfMatch?) throws {
+        guard let ifMatch else { return }
+        let tag = TripETag(TripBody(trip))
+        guard ifMatch.allows(tag) else { throw TripPreconditionFailed(current: tag) }
     }
 
     private func find(_ name: String) throws -> Trip? {

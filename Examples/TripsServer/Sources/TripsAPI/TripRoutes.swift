@@ -53,30 +53,36 @@ struct TripRoutes: Sendable {
                 throw HTTPError(.notImplemented, message: "this store has no spatial index")
             }
         }
-        router.get("trips/:name") { _, context -> TripBody in
+        // GET, and PATCH's answer, carry the trip's `ETag`; PATCH and DELETE with
+        // `If-Match` change nothing (412) unless the trip is still the version it names.
+        router.get("trips/:name") { _, context -> EditedResponse<TripBody> in
             let name = try Self.name(context)
             guard let trip = try await repository().trip(named: name) else { throw HTTPError(.notFound) }
-            return trip
+            return Self.tagged(trip)
         }
-        router.patch("trips/:name") { request, context -> TripBody in
+        router.patch("trips/:name") { request, context -> EditedResponse<TripBody> in
             let name = try Self.name(context)
             let change = try await request.decode(as: TripChange.self, context: context)
             do {
-                guard let trip = try await repository().change(name, change) else { throw HTTPError(.notFound) }
-                return trip
+                guard let trip = try await repository().change(name, change, ifMatch: IfMatch(request)) else { throw HTTPError(.notFound) }
+                return Self.tagged(trip)
             } catch is SaveConflictError {
                 // Another request or server saved this trip since this request read it: nothing changed.
                 throw HTTPError(.conflict, message: "\(name) changed meanwhile: read it again")
+            } catch let error as TripPreconditionFailed {
+                throw Self.preconditionFailed(name, error)
             } catch {
                 throw Self.clientError(error) ?? error
             }
         }
-        router.delete("trips/:name") { _, context -> HTTPResponse.Status in
+        router.delete("trips/:name") { request, context -> HTTPResponse.Status in
             let name = try Self.name(context)
             do {
-                return try await repository().delete(name) ? .noContent : .notFound
+                return try await repository().delete(name, ifMatch: IfMatch(request)) ? .noContent : .notFound
             } catch is SaveConflictError {
                 throw HTTPError(.conflict, message: "\(name) changed meanwhile: read it again")
+            } catch let error as TripPreconditionFailed {
+                throw Self.preconditionFailed(name, error)
             }
         }
         router.get("changes") { request, _ -> ChangeFeed in
@@ -102,6 +108,16 @@ struct TripRoutes: Sendable {
             return HTTPError(.conflict, message: "another trip holds that unique value")
         }
         return nil
+    }
+
+    /// The trip with its `ETag` header.
+    static func tagged(_ trip: TripBody) -> EditedResponse<TripBody> {
+        EditedResponse(headers: [.eTag: TripETag(trip).value], response: trip)
+    }
+
+    /// 412, with the trip's current tag, so the client knows what it did not read.
+    static func preconditionFailed(_ name: String, _ error: TripPreconditionFailed) -> HTTPError {
+        HTTPError(.preconditionFailed, headers: [.eTag: error.current.value], message: "\(name) is not the version If-Match names: read it again")
     }
 
     /// The `:name` of the path, percent-decoded ("Lisbon%20weekend" is "Lisbon weekend").
