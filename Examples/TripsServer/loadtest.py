@@ -16,6 +16,11 @@ mode for the lost-write check of wrk's writes: the server holds every acknowledg
 trip (the "name price" lines of `--acked`), and each one sampled reads back with its
 price; `--before` is the count of trips before the writes, and up to `--in-flight`
 trips more than acknowledged may be stored (requests the client stopped waiting for).
+
+`--lost-updates` checks read-modify-writes instead: `--writers` clients, spread over
+the servers of `--url` (a comma-separated list, several servers over one database),
+each append their own tokens to one trip's notes with GET and then PATCH with
+`If-Match`, retrying on 412 or 409; every token must be stored exactly once.
 """
 import argparse
 import asyncio
@@ -35,13 +40,16 @@ class Client:
         self.host, self.port = host, port
         self.reader = self.writer = None
 
-    async def request(self, method, path, body=None):
+    async def request(self, method, path, body=None, headers=None):
+        """Returns (status, body); the response's headers (names lowercased) are in `self.headers`."""
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
         payload = b"" if body is None else json.dumps(body).encode()
         head = f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Length: {len(payload)}\r\n"
         if body is not None:
             head += "Content-Type: application/json\r\n"
+        for name, value in (headers or {}).items():
+            head += f"{name}: {value}\r\n"
         self.writer.write(head.encode() + b"\r\n" + payload)
         await self.writer.drain()
         status_line = await self.reader.readline()
@@ -49,11 +57,13 @@ class Client:
             raise ConnectionError("connection closed")
         status = int(status_line.split()[1])
         length, chunked = 0, False
+        self.headers = {}
         while True:
             line = await self.reader.readline()
             if line in (b"\r\n", b""):
                 break
             name, _, value = line.decode().partition(":")
+            self.headers[name.lower()] = value.strip()
             if name.lower() == "content-length":
                 length = int(value.strip())
             elif name.lower() == "transfer-encoding" and "chunked" in value.lower():
@@ -150,6 +160,65 @@ async def check_only(url, acked_path, before, in_flight, label):
         sys.exit("lost or unexpected writes" if acked else "no acknowledged write")
 
 
+async def lost_updates(urls, writers, appends, label):
+    """The lost-update check of read-modify-writes on several servers over one store
+    (Scripts/server-scale.sh): `writers` clients, writer w on server w mod len(urls),
+    each append their own tokens to one trip's notes, `appends` times: GET the trip
+    (its notes and ETag), PATCH the notes plus a token with `If-Match: <ETag>`, and on
+    412 (another append landed since the GET) or 409 (one landed between the server's
+    read and its save) start again from the GET. Every token must then be in the notes
+    exactly once: an update acknowledged and then overwritten would be missing."""
+    name = f"race-{random.randrange(16**6):06x}"
+    first = Client(urls[0].hostname, urls[0].port or 80)
+    body = trip(name, random.Random(name))
+    status, _ = await first.request("POST", "/trips", body)
+    first.close()
+    if status != 201:
+        sys.exit(f"lost-update check: POST {status}")
+    retries = {412: 0, 409: 0}
+
+    async def writer(w):
+        url = urls[w % len(urls)]
+        client = Client(url.hostname, url.port or 80)
+        try:
+            for i in range(appends):
+                while True:
+                    status, data = await client.request("GET", f"/trips/{name}")
+                    if status != 200 or "etag" not in client.headers:
+                        raise RuntimeError(f"lost-update check: GET {status}, ETag {client.headers.get('etag')}")
+                    notes = json.loads(data).get("notes") or ""
+                    change = {"notes": (notes + " " if notes else "") + f"w{w}-{i}"}
+                    status, _ = await client.request("PATCH", f"/trips/{name}", change, {"If-Match": client.headers["etag"]})
+                    if status == 200:
+                        break
+                    if status not in retries:
+                        raise RuntimeError(f"lost-update check: PATCH {status}")
+                    retries[status] += 1
+        finally:
+            client.close()
+
+    started = time.monotonic()
+    try:
+        await asyncio.gather(*(writer(w) for w in range(writers)))
+    except (RuntimeError, OSError, ConnectionError, asyncio.IncompleteReadError) as error:
+        sys.exit(str(error))
+    elapsed = time.monotonic() - started
+    client = Client(urls[-1].hostname, urls[-1].port or 80)
+    status, data = await client.request("GET", f"/trips/{name}")
+    client.close()
+    tokens = (json.loads(data).get("notes") or "").split() if status == 200 else []
+    expected = {f"w{w}-{i}" for w in range(writers) for i in range(appends)}
+    missing = len(expected - set(tokens))
+    twice = len(tokens) - len(set(tokens))
+    label = f"{label}: " if label else ""
+    print(f"{label}lost-update check: {writers} writers over {len(urls)} server(s), {appends} appends each "
+          f"(GET, then PATCH with If-Match) in {elapsed:.1f} s: {len(expected) - missing} of {len(expected)} "
+          f"tokens stored, {missing} missing, {twice} twice; retries: {retries[412]} after 412, "
+          f"{retries[409]} after 409")
+    if missing or twice or len(tokens) != len(expected):
+        sys.exit("lost or repeated updates")
+
+
 async def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", default="http://127.0.0.1:8080")
@@ -162,7 +231,16 @@ async def main():
     parser.add_argument("--before", type=int, default=0, help="--check-only: trips stored before the writes")
     parser.add_argument("--in-flight", type=int, default=0,
                         help="--check-only: how many unacknowledged writes may have been stored")
+    parser.add_argument("--lost-updates", action="store_true",
+                        help="only the lost-update check: read-modify-writes of one trip, with If-Match, "
+                             "from --writers clients spread over the servers of --url (comma-separated)")
+    parser.add_argument("--writers", type=int, default=4, help="--lost-updates: clients")
+    parser.add_argument("--appends", type=int, default=50, help="--lost-updates: appends per client")
     args = parser.parse_args()
+    if args.lost_updates:
+        urls = [urlparse(u) for u in args.url.split(",")]
+        await lost_updates(urls, args.writers, args.appends, args.label)
+        return
     url = urlparse(args.url)
     if args.check_only:
         if not args.acked:

@@ -178,6 +178,9 @@ public final class PostgresStore: ConcurrentDataStore {
 
     // MARK: Statements
 
+    /// The advisory lock that orders openings of one database ("OSD" and 1).
+    static let schemaLockKey: Int64 = 0x4F53_4400_0001
+
     private static func storeIdentifier(on connection: PostgresConnection, logger: Logger) throws -> UUID {
         @discardableResult
         func run(_ sql: String) throws -> PostgresQueryResult {
@@ -187,6 +190,11 @@ public final class PostgresStore: ConcurrentDataStore {
                 throw PostgresStoreError.server(error.serverInfo?[.message] ?? String(describing: error.code))
             }
         }
+        // Servers opening one database at once take turns, until their opening
+        // connection closes (after `createTables`): PostgreSQL's `CREATE … IF NOT EXISTS`
+        // is not safe against a concurrent create of the same name (the loser fails on
+        // a catalog's unique index), so the second opener would fail on a new database.
+        try run("SELECT pg_advisory_lock(\(schemaLockKey))")
         try run("CREATE TABLE IF NOT EXISTS osd_store (one int PRIMARY KEY CHECK (one = 1), identifier uuid NOT NULL)")
         try run("INSERT INTO osd_store (one, identifier) VALUES (1, '\(UUID().uuidString)') ON CONFLICT (one) DO NOTHING")
         guard let row = try run("SELECT identifier FROM osd_store WHERE one = 1").rows.first else {
