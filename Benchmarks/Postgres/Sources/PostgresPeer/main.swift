@@ -1,0 +1,135 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+// PostgresPeer URL [--rows N] [--inserts N] [--lookups N] [--ranges N] [--rounds N]
+//
+// PostgresStore (through ModelContainer and ModelContext) against hand-written
+// postgres-nio on the same table: N trips inserted in one save / one transaction,
+// unique-name lookups and price-range queries (sorted, limit 100) on a table of
+// --rows trips. Rounds alternate which side goes first; each figure is the median
+// round. Prints a Markdown table with ours / postgres-nio per operation (goal ≤ 1.3×).
+// URL: a server the benchmark may create databases on (Scripts/bench-postgres.sh
+// starts a throwaway one).
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+func option(_ name: String, _ fallback: Int) -> Int {
+    guard let at = arguments.firstIndex(of: name), at + 1 < arguments.count, let value = Int(arguments[at + 1]), value > 0 else {
+        return fallback
+    }
+    arguments.removeSubrange(at...at + 1)
+    return value
+}
+let rows = option("--rows", 100_000)
+let insertCount = option("--inserts", 5_000)
+let lookupCount = option("--lookups", 2_000)
+let rangeCount = option("--ranges", 500)
+let rounds = option("--rounds", 5)
+guard let base = arguments.first else {
+    FileHandle.standardError.write(Data("usage: PostgresPeer URL [--rows N] [--inserts N] [--lookups N] [--ranges N] [--rounds N]\n".utf8))
+    exit(2)
+}
+var logger = Logger(label: "PostgresPeer")
+logger.logLevel = .error
+
+do {
+    let server = try Server(url: base, logger: logger)
+    let adminRun = Task { await server.admin.run() }
+    defer { adminRun.cancel() }
+    let run = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+
+    // The table both sides read: PostgresStore makes it, the hand-written side fills it.
+    let readURL = try await server.makeDatabase("bench_read_\(run)")
+    let ours = try StoreSide(url: readURL)
+    let (client, clientRun) = server.client("bench_read_\(run)")
+    defer { clientRun.cancel() }
+    let peer = RawPeer(client: client, logger: logger)
+    let table = TripRow.generate(rows, prefix: "trip")
+    for start in stride(from: 0, to: rows, by: 10_000) {
+        _ = try await peer.insert(Array(table[start..<min(rows, start + 10_000)]))
+    }
+    _ = try await client.query("VACUUM ANALYZE \"Trip\"", logger: logger)
+
+    // Both sides must return the same trips.
+    var random = SplitMix64(seed: 7)
+    let width = max(1.0, 2_000 * 150 / Double(rows)) // about 150 trips a range: the limit of 100 fills
+    func names(_ round: Int) -> [String] { (0..<lookupCount).map { _ in table[random.below(rows)].name } }
+    func ranges() -> [ClosedRange<Double>] {
+        (0..<rangeCount).map { _ in let low = 50 + random.unit() * (2_000 - width); return low...(low + width) }
+    }
+    let sampleRanges = ranges()
+    let (ourRanges, _) = try await onThread { try ours.ranges(sampleRanges) }
+    var peerRanges: [[String]] = []
+    for range in sampleRanges { peerRanges.append(try await peer.trips(pricedFrom: range.lowerBound, to: range.upperBound).map(\.name)) }
+    guard ourRanges == peerRanges, ourRanges.allSatisfy({ $0.count == 100 }) else {
+        throw BenchmarkFailure("the sides' range queries differ, or one returned fewer than 100 trips")
+    }
+
+    var times: [String: [Double]] = [:]
+    for round in 0..<rounds {
+        let lookups = names(round)
+        let windows = ranges()
+        let inserts = TripRow.generate(insertCount, prefix: "new")
+        // Fresh databases for the inserts, their tables made (untimed) by opening PostgresStore.
+        let oursURL = try await server.makeDatabase("bench_ins_ours_\(run)_\(round)")
+        let insertingOurs = try StoreSide(url: oursURL)
+        let peerDatabase = "bench_ins_raw_\(run)_\(round)"
+        _ = try StoreSide(url: try await server.makeDatabase(peerDatabase))
+        let (insertClient, insertRun) = server.client(peerDatabase)
+        _ = try await insertClient.query("SELECT 1", logger: logger)
+        let insertingPeer = RawPeer(client: insertClient, logger: logger)
+
+        let sides: [Bool] = round % 2 == 0 ? [true, false] : [false, true]
+        for isOurs in sides {
+            if isOurs {
+                let (_, insert) = try await onThread { try insertingOurs.insert(inserts) }
+                let (sum, lookup) = try await onThread { try ours.lookUp(lookups) }
+                let (_, range) = try await onThread { try ours.ranges(windows) }
+                guard sum > 0 else { throw BenchmarkFailure("no prices") }
+                times["insert ours", default: []].append(insert.seconds / Double(insertCount))
+                times["lookup ours", default: []].append(lookup.seconds / Double(lookupCount))
+                times["range ours", default: []].append(range.seconds / Double(rangeCount))
+            } else {
+                let (keys, insert) = try await timed { try await insertingPeer.insert(inserts) }
+                let (sum, lookup) = try await timed {
+                    var sum = 0.0
+                    for name in lookups {
+                        guard let trip = try await peer.trip(named: name) else { throw BenchmarkFailure("no trip named \(name)") }
+                        sum += trip.price
+                    }
+                    return sum
+                }
+                let (_, range) = try await timed {
+                    for window in windows { _ = try await peer.trips(pricedFrom: window.lowerBound, to: window.upperBound) }
+                }
+                guard keys.count == insertCount, sum > 0 else { throw BenchmarkFailure("the peer's inserts or lookups came short") }
+                times["insert peer", default: []].append(insert.seconds / Double(insertCount))
+                times["lookup peer", default: []].append(lookup.seconds / Double(lookupCount))
+                times["range peer", default: []].append(range.seconds / Double(rangeCount))
+            }
+        }
+        insertRun.cancel()
+    }
+
+    let version = try await server.value("SHOW server_version")
+    let fsync = try await server.value("SHOW fsync")
+    let synchronous = try await server.value("SHOW synchronous_commit")
+    print("PostgreSQL \(version), fsync = \(fsync), synchronous_commit = \(synchronous); \(rows) trips in the read table; "
+        + "median of \(rounds) rounds (sides alternating which goes first)")
+    print("")
+    print("| operation | ours: PostgresStore | postgres-nio by hand | ours / postgres-nio | goal | met? |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    let operations = [
+        ("insert", "\(insertCount) trips inserted: one `save()` / one transaction of prepared INSERTs; per trip"),
+        ("lookup", "a trip by its unique name (`fetchLimit = 1` / prepared SELECT … LIMIT 1), \(lookupCount) in a row"),
+        ("range", "price range, sorted, `fetchLimit = 100` (about 150 match), \(rangeCount) in a row"),
+    ]
+    for (key, what) in operations {
+        let ours = median(times["\(key) ours"] ?? [0]), peer = median(times["\(key) peer"] ?? [1])
+        let ratio = ours / peer
+        print("| \(what) | \(shown(ours)) | \(shown(peer)) | \(String(format: "%.2f", ratio)) | ≤ 1.3 | \(ratio <= 1.3 ? "yes" : "no") |")
+    }
+} catch {
+    FileHandle.standardError.write(Data("PostgresPeer: \(error)\n".utf8))
+    exit(1)
+}
