@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # PostgresStore against hand-written postgres-nio (#43, 6(b)): builds
-# Benchmarks/Postgres (its PostgresPeer, release, in the core's build folder), starts a
+# Benchmarks/PostgresPeer (, release, in the core's build folder), starts a
 # throwaway PostgreSQL (Scripts/postgres-test-server.sh) for each fsync setting, and
 # runs the same inserts, unique-name lookups and price-range queries through both
 # sides (ModelContainer/ModelContext over PostgresStore; PostgresClient with prepared
@@ -24,7 +24,7 @@ done
 for setting in $FSYNC_SETTINGS; do
     case "$setting" in off|on) ;; *) echo "--fsync: off or on, not $setting" >&2; exit 2 ;; esac
 done
-bash Scripts/swift-shared.sh Benchmarks/Postgres build -c release --product PostgresPeer
+bash Scripts/swift-shared.sh Benchmarks/PostgresPeer build -c release --product PostgresPeer
 PG_DIR=""
 cleanup() { if [ -n "$PG_DIR" ]; then bash Scripts/postgres-test-server.sh stop "$PG_DIR"; fi; }
 trap cleanup EXIT

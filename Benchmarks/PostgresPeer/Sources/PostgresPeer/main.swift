@@ -13,7 +13,7 @@ import PostgresNIO
 // starts a throwaway one).
 
 var arguments = Array(CommandLine.arguments.dropFirst())
-func option(_ name: String, _ fallback: Int) -> Int {
+@MainActor func option(_ name: String, _ fallback: Int) -> Int {
     guard let at = arguments.firstIndex(of: name), at + 1 < arguments.count, let value = Int(arguments[at + 1]), value > 0 else {
         return fallback
     }
