@@ -81,26 +81,46 @@ struct RawPeer {
             latitude: latitude, longitude: longitude, notes: notes)
     }
 
-    /// Inserts `trips` in one transaction, one prepared INSERT each; their keys.
+    /// Named prepared statements (parsed and planned once per connection), or the same
+    /// SQL as unnamed statements, parsed and planned on every call as PostgresStore's
+    /// are: the difference is the protocol's share of the gap, not our layer's.
+    let prepared: Bool
+
+    /// Inserts `trips` in one transaction, one INSERT each; their keys.
     func insert(_ trips: [TripRow]) async throws -> [Int64] {
         try await client.withTransaction(logger: logger) { connection in
             var keys: [Int64] = []
             keys.reserveCapacity(trips.count)
             for trip in trips {
-                for try await key in try await connection.execute(Insert(trip: trip), logger: logger) { keys.append(key) }
+                let statement = Insert(trip: trip)
+                if prepared {
+                    for try await key in try await connection.execute(statement, logger: logger) { keys.append(key) }
+                } else {
+                    let rows = try await connection.query(PostgresQuery(unsafeSQL: Insert.sql, binds: statement.makeBindings()), logger: logger)
+                    for try await row in rows { keys.append(try statement.decodeRow(row)) }
+                }
             }
             return keys
         }
     }
 
     func trip(named name: String) async throws -> TripRow? {
-        for try await trip in try await client.execute(ByName(name: name), logger: logger) { return trip }
-        return nil
+        try await rows(ByName(name: name)).first
     }
 
     func trips(pricedFrom low: Double, to high: Double) async throws -> [TripRow] {
+        try await rows(PriceRange(low: low, high: high))
+    }
+
+    private func rows<S: PostgresPreparedStatement>(_ statement: S) async throws -> [TripRow] where S.Row == TripRow {
         var trips: [TripRow] = []
-        for try await trip in try await client.execute(PriceRange(low: low, high: high), logger: logger) { trips.append(trip) }
+        if prepared {
+            for try await trip in try await client.execute(statement, logger: logger) { trips.append(trip) }
+        } else {
+            for try await row in try await client.query(PostgresQuery(unsafeSQL: S.sql, binds: statement.makeBindings()), logger: logger) {
+                trips.append(try statement.decodeRow(row))
+            }
+        }
         return trips
     }
 }
