@@ -5,9 +5,11 @@
 # 64 connections on 2 threads, writes (Examples/TripsServer/load/post-trips.lua, each a
 # new trip), then the lost-write check (Examples/TripsServer/loadtest.py --check-only:
 # every acknowledged write is stored and a sample reads back), then reads
-# (load/read-trips.lua). Prints one table a store, with the CPU share of the client
+# (load/read-trips.lua), then the lost-update check (loadtest.py --lost-updates: 4
+# clients append to one trip's notes by GET and PATCH with If-Match, retrying on 412 or
+# 409; nothing may be lost). Prints one table a store, with the CPU share of the client
 # (wrk) and of the server: CPU seconds / (wall seconds × cores).
-# Fails on any error or lost write. Options: --seconds N (per phase, default 10),
+# Fails on any error, lost write or lost update. Options: --seconds N (per phase, default 10),
 # --debug (a debug build, quicker to build; CI's smoke run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -119,8 +121,13 @@ run() { # label store port
     check=$(python3 Examples/TripsServer/loadtest.py --check-only --url "$url" --acked "$WRK_ACKED" \
         --before "$before" --in-flight "$CONNECTIONS") || failed=1
     phase "reads: GET /trips/:name, 1 in 4 a search" "$LOAD/read-trips.lua" "$url"
+    # Read-modify-writes of one trip (GET, PATCH with If-Match) by 4 clients at once:
+    # none may be lost (Scripts/server-scale.sh runs the same over several servers).
+    local race
+    race=$(python3 Examples/TripsServer/loadtest.py --lost-updates --url "$url" --writers 4 --appends 50) || failed=1
     echo
     echo "$check"
+    echo "$race"
     stop_server
     echo
 }
