@@ -23,7 +23,8 @@ import Synchronization
 /// thread of that pool (a `@ModelActor` per core, each in `save()`).
 final class PostgresConnectionPool: Sendable {
     let client: PostgresClient
-    private let executor: EventLoopTaskExecutor
+    /// Where the pool's tasks run (and the change feed's listener's).
+    let executor: EventLoopTaskExecutor
     private let runner: Task<Void, Never>
 
     init(_ configuration: PostgresClient.Configuration, logger: Logger) {

@@ -56,6 +56,8 @@ public final class PostgresStore: ConcurrentDataStore {
     public let identifier: String
 
     let pool: PostgresConnectionPool
+    /// The listening connection that wakes change feeds (`PostgresStore+Notifications`).
+    let changes: PostgresChangeListener
     private var logger: Logger { configuration.logger }
     let compiler: StoreQueryCompiler
     /// History queries run through the compiler's container (`PostgresStore+History`).
@@ -80,11 +82,11 @@ public final class PostgresStore: ConcurrentDataStore {
         // Opening runs on a connection of its own, so a server that cannot be reached,
         // or whose TLS fails, is told at once with its reason, as the pool would not.
         let setup: PostgresConnection
+        let settings = PostgresConnection.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username,
+            password: configuration.password, database: configuration.database,
+            tls: tls.connection)
         do {
-            let settings = PostgresConnection.Configuration(
-                host: configuration.host, port: configuration.port, username: configuration.username,
-                password: configuration.password, database: configuration.database,
-                tls: tls.connection)
             setup = try PostgresConnection.connect(
                 on: MultiThreadedEventLoopGroup.singleton.any(), configuration: settings, id: 0, logger: configuration.logger
             ).wait()
@@ -103,10 +105,12 @@ public final class PostgresStore: ConcurrentDataStore {
             password: configuration.password, database: configuration.database, tls: tls.client)
         client.options.maximumConnections = configuration.poolSize
         pool = PostgresConnectionPool(client, logger: configuration.logger)
+        changes = PostgresChangeListener(settings: settings, logger: configuration.logger, executor: pool.executor)
         try Self.$lease.withValue(Lease(store: ObjectIdentifier(self), connection: setup)) { try createTables() }
     }
 
     deinit {
+        changes.stop()
         pool.shutdown()
     }
 
@@ -316,7 +320,10 @@ public final class PostgresStore: ConcurrentDataStore {
 
     /// Writes the request in one transaction (see the type's documentation).
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        try transaction { try write(request) }
+        let result = try transaction { try write(request) }
+        // This store's feeds need not wait for the notification to come back.
+        changes.wake()
+        return result
     }
 
     private func entity(of id: PersistentIdentifier) throws -> EntityDescription {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The PostgreSQL server the PostgresStore cases run against: started once per test
 /// process by `Scripts/postgres-test-server.sh` from the system's packages (or named
@@ -46,6 +47,38 @@ enum PostgresServer {
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         return process
+    }
+
+    /// A turn for the tests that hold a transaction open for seconds, and those that
+    /// time how soon history shows: such a transaction holds back what history every
+    /// database on the server shows (the xmin rule, PostgresStore+History, is the
+    /// server's), so they take this turn one at a time.
+    static let slowTransactionTurn = Turn()
+
+    final class Turn: Sendable {
+        private let taken = Mutex(false)
+
+        private func take() -> Bool {
+            taken.withLock { taken in
+                if taken { return false }
+                taken = true
+                return true
+            }
+        }
+
+        /// Runs `body` in the turn, waiting for it on this thread.
+        func run<R>(_ body: () throws -> R) rethrows -> R {
+            while !take() { Thread.sleep(forTimeInterval: 0.01) }
+            defer { taken.withLock { $0 = false } }
+            return try body()
+        }
+
+        /// Runs `body` in the turn, waiting for it without holding a thread.
+        func run<R>(_ body: () async throws -> R) async throws -> R {
+            while !take() { try await Task.sleep(for: .milliseconds(10)) }
+            defer { taken.withLock { $0 = false } }
+            return try await body()
+        }
     }
 
     /// The repository's script (this package sits at Packages/Postgres in it).
