@@ -100,6 +100,46 @@ enum PostgresServer {
         return .success(Running(url: parts[0], folder: parts[1]))
     }
 
+    /// A hot standby of the server (`postgres-test-server.sh replica`), started the
+    /// first time a test asks, stopped with this process; nil with `OSD_POSTGRES_URL`
+    /// (a server this process did not start) or when it could not start.
+    static let replica: Result<Running, Failure> = startReplica()
+
+    private static func startReplica() -> Result<Running, Failure> {
+        guard case let .success(primary) = shared, primary.folder != nil else {
+            return .failure(Failure(description: "no primary started by the test script"))
+        }
+        let (status, output) = shell(["bash", script, "replica", primary.url, "--watch", String(ProcessInfo.processInfo.processIdentifier)])
+        guard status == 0 else { return .failure(Failure(description: "no standby (\(output))")) }
+        let parts = output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map(String.init)
+        guard parts.count == 2 else { return .failure(Failure(description: "unexpected output of the server script: \(output)")) }
+        return .success(Running(url: parts[0], folder: parts[1]))
+    }
+
+    /// The standby's URL for database `url` of the primary.
+    static func replicaURL(of url: String) throws -> String {
+        let standby = try replica.get().url
+        return String(standby[..<standby.lastIndex(of: "/")!] + url[url.lastIndex(of: "/")!...])
+    }
+
+    /// Waits until the standby has replayed everything the primary has written so far.
+    static func replicaCaughtUp() throws {
+        let standby = try replica.get().url
+        let written = try query("SELECT pg_current_wal_insert_lsn()")
+        let deadline = Date().addingTimeInterval(20)
+        while try query("SELECT pg_last_wal_replay_lsn() >= '\(written)'::pg_lsn", on: standby) != "t" {
+            guard Date() < deadline else { throw Failure(description: "the standby did not replay to \(written)") }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+
+    /// One value of `sql`'s result, run by psql on database `url`.
+    static func query(_ sql: String, on url: String) throws -> String {
+        let (status, output) = shell([psql, url, "-v", "ON_ERROR_STOP=1", "-At", "-c", sql])
+        guard status == 0 else { throw Failure(description: "\(sql) failed: \(output)") }
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// A new, empty database on the server, for one test: its URL.
     static func makeDatabase() throws -> String {
         let base = try shared.get().url
