@@ -26,7 +26,9 @@ import PostgresNIO
 /// to filter or sort (`DataStoreError.preferInMemoryFilter`, `.preferInMemorySort`).
 ///
 /// **History** is kept in table `osd_history` (`PostgresStore+History`):
-/// `ModelContext.fetchHistory` and `deleteHistory` work as over the built-in store.
+/// `ModelContext.fetchHistory` and `deleteHistory` work as over the built-in store,
+/// and `ModelContainer.historyTransactions(after:)` follows every process's saves,
+/// woken by `NOTIFY` (`PostgresStore+Notifications`).
 ///
 /// **Saves** run in one transaction. An insert whose unique key (any of its unique
 /// constraints) a stored row holds updates that row, as the engine does; keys held
