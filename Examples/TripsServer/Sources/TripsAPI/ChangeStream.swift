@@ -14,7 +14,8 @@ import SwiftData
 /// `EventSource` does), or asks `?after=` that token, gets every change after the
 /// last whole transaction it received: at least once, in order. When history the
 /// client has not received was deleted, the stream sends `event: expired` and ends:
-/// the client must read the trips again.
+/// the client must read the trips again (another failure of the feed, such as the
+/// database gone, sends `event: error` and ends).
 enum ChangeStream {
     /// The `Last-Event-ID` header's token text, when there is one.
     static func lastEventID(of request: Request) -> String? {
@@ -28,22 +29,44 @@ enum ChangeStream {
     }
 
     /// The stream after `token`, ending after `limit` changes when given (else when
-    /// the client goes, or the server stops).
+    /// the client goes, or the server stops). A comment line every `heartbeat` keeps
+    /// proxies from closing a quiet stream, and finds a client that went (its write
+    /// fails), so its feed stops waiting.
     static func body(_ container: ModelContainer, after token: DefaultHistoryToken?, limit: Int?) -> ResponseBody {
         ResponseBody { writer in
-            var sent = 0
-            do {
-                for try await transaction in container.historyTransactions(after: token) {
-                    try await writer.write(ByteBuffer(string: try events(of: transaction)))
-                    sent += transaction.changes.count
-                    if let limit, sent >= limit { break }
+            let (texts, sink) = AsyncStream.makeStream(of: String.self)
+            let feed = Task {
+                var sent = 0
+                do {
+                    for try await transaction in container.historyTransactions(after: token) {
+                        sink.yield(try events(of: transaction))
+                        sent += transaction.changes.count
+                        if let limit, sent >= limit { break }
+                    }
+                } catch SwiftDataError.historyTokenExpired {
+                    sink.yield("event: expired\ndata: history after this token was deleted\n\n")
+                } catch {
+                    sink.yield("event: error\ndata: the change feed failed\n\n")
                 }
-            } catch SwiftDataError.historyTokenExpired {
-                try await writer.write(ByteBuffer(string: "event: expired\ndata: history after this token was deleted\n\n"))
+                sink.finish()
             }
+            let beat = Task {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: heartbeat)
+                    sink.yield(": keep-alive\n\n")
+                }
+            }
+            defer {
+                feed.cancel()
+                beat.cancel()
+            }
+            for await text in texts { try await writer.write(ByteBuffer(string: text)) }
             try await writer.finish(nil)
         }
     }
+
+    /// How often a quiet stream sends a comment line.
+    static let heartbeat: Duration = .seconds(15)
 
     /// A transaction's events; a transaction without changes the schema knows is an
     /// event with only an `id:`, which moves the client's last event ID on.
