@@ -12,6 +12,10 @@
 # no TLS; a warning on standard error says so).
 # The server runs with fsync = off (throwaway data); OSD_POSTGRES_FSYNC=on makes it
 # durable, for measurements that should pay for fsync.
+# `replica URL [--watch PID]` starts a hot standby of the server that `start` printed
+# as URL: a base backup (pg_basebackup) streaming the primary's WAL
+# on loopback, read-only, on a port of its own; it prints the standby's "URL FOLDER"
+# (stop it with `stop FOLDER`, before or after its primary). No TLS.
 set -euo pipefail
 # Close every descriptor but the standard three: the server outlives this script, and
 # a descriptor it inherited from the caller (Foundation's Process watches one) would
@@ -89,13 +93,50 @@ start)
     done
     fail "the server did not start; last log lines: $(tail -3 "$DIR/server.log" 2>/dev/null)"
     ;;
+replica)
+    PRIMARY="${2:?replica needs the URL that start printed}"
+    PRIMARY_PORT=$(echo "$PRIMARY" | sed -E 's|.*:([0-9]+)/.*|\1|')
+    WATCH=""
+    if [ "${3:-}" = "--watch" ]; then WATCH="${4:?--watch needs a process id}"; fi
+    DIR=$(mktemp -d /tmp/osd-pg-replica-XXXXXX)
+    chmod 755 "$DIR"
+    if [ "$(id -u)" -eq 0 ]; then chown postgres "$DIR"; fi
+    fail() {
+        echo "$1" >&2
+        "${RUN[@]}" "$BIN/pg_ctl" -D "$DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
+        rm -rf "$DIR"
+        exit 1
+    }
+    # -R writes standby.signal and the primary's address (primary_conninfo); -X stream
+    # copies the WAL written during the backup too, so the standby starts consistent;
+    # a fast checkpoint starts the backup at once (a spread one took minutes on a busy
+    # primary).
+    "${RUN[@]}" "$BIN/pg_basebackup" -h 127.0.0.1 -p "$PRIMARY_PORT" -U osd -D "$DIR/data" -R -X stream --checkpoint=fast --no-sync \
+        >"$DIR/basebackup.log" 2>&1 || fail "pg_basebackup failed: $(tail -3 "$DIR/basebackup.log")"
+    for attempt in 1 2 3 4 5; do
+        PORT=$((20000 + RANDOM % 30000))
+        if "${RUN[@]}" "$BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 30 \
+            -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c hot_standby=on -c ssl=off -c fsync=${OSD_POSTGRES_FSYNC:-off}" start >/dev/null 2>&1; then
+            if [ -n "$WATCH" ]; then
+                (
+                    while kill -0 "$WATCH" 2>/dev/null; do sleep 1; done
+                    bash "$0" stop "$DIR"
+                ) </dev/null >/dev/null 2>&1 &
+            fi
+            echo "postgres://osd@127.0.0.1:$PORT/postgres $DIR"
+            exit 0
+        fi
+        "${RUN[@]}" "$BIN/pg_ctl" -D "$DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
+    done
+    fail "the standby did not start; last log lines: $(tail -3 "$DIR/server.log" 2>/dev/null)"
+    ;;
 stop)
     DIR="${2:?stop needs the folder start printed}"
     "${RUN[@]}" "$BIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null 2>&1 || true
     rm -rf "$DIR"
     ;;
 *)
-    echo "usage: $0 start | stop FOLDER" >&2
+    echo "usage: $0 start [--watch PID] | replica URL [--watch PID] | stop FOLDER" >&2
     exit 2
     ;;
 esac

@@ -37,11 +37,21 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A second process for the change feed's tests: it saves while their feed waits.
+        .executableTarget(
+            name: "PostgresFeedProbe",
+            dependencies: [
+                "OpenSwiftDataPostgres",
+                .product(name: "SwiftData", package: "OpenSwiftData"),
+            ],
+            path: "Tests/PostgresFeedProbe"
+        ),
         // The core API's conformance suite over the embedded store and PostgresStore.
         .testTarget(
             name: "StoreConformanceTests",
             dependencies: [
                 "OpenSwiftDataPostgres",
+                "PostgresFeedProbe",
                 .product(name: "SwiftData", package: "OpenSwiftData"),
                 .product(name: "GraphModelTesting", package: "OpenSwiftData"),
                 .product(name: "Logging", package: "swift-log"),

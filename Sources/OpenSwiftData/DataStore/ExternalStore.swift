@@ -29,6 +29,10 @@ protocol ExternalStore: AnyObject, Sendable {
     func invalidateState(for editingState: EditingState)
     func fetchHistory<T: HistoryTransaction>(_ descriptor: HistoryDescriptor<T>) throws -> [T]
     func deleteHistory<T: HistoryTransaction>(_ descriptor: HistoryDescriptor<T>) throws
+    /// Whether the store is `HistoryObserving`: a change feed can follow it.
+    var observesHistory: Bool { get }
+    /// The store's `waitForHistory(after:)`; at once when it is not `HistoryObserving`.
+    func waitForHistory(after token: DefaultHistoryToken?) async
 }
 
 /// What a custom store's fetch gave: the selected snapshots and related ones.
@@ -128,6 +132,14 @@ final class ExternalStoreBox<S: DataStore>: ExternalStore, @unchecked Sendable {
             try serialized { try provider.deleteHistory(Self.typed(descriptor, for: P.self)) }
         }
         try run(provider)
+    }
+
+    var observesHistory: Bool { store is any HistoryObserving }
+
+    /// Not serialized: a wait holds nothing that other calls need.
+    func waitForHistory(after token: DefaultHistoryToken?) async {
+        guard let observing = store as? any HistoryObserving else { return }
+        await observing.waitForHistory(after: token)
     }
 
     /// `descriptor` as one of `P`'s transaction type, or `invalidTransactionFetchRequest`.

@@ -10,6 +10,10 @@ extension ModelContainer {
     /// ends when its task is cancelled. It throws `historyTokenExpired` when
     /// history it has not delivered yet was deleted (`deleteHistory`,
     /// `deleteAllData`): the reader must resynchronize.
+    ///
+    /// Over a custom store, the feed follows a ``HistoryObserving`` one (fetching its
+    /// history after the last token, and waiting as the store says); over any other
+    /// it yields nothing.
     public func historyTransactions(after token: DefaultHistoryToken? = nil) -> HistoryTransactionFeed {
         HistoryTransactionFeed(container: self, after: token.map { UInt64(clamping: $0.id) })
     }
@@ -43,14 +47,17 @@ public struct HistoryTransactionFeed: AsyncSequence, Sendable {
         var checksExpiry: Bool
         /// Fetched and not yet delivered, newest first (delivered from the end).
         var pending: [StoredTransaction] = []
+        /// A custom store's, fetched and not yet delivered, newest first.
+        var pendingFromStore: [DefaultHistoryTransaction] = []
 
         /// The next transaction, waiting for a commit if there is none yet; nil
         /// once the task is cancelled, and at once for a container on a custom
-        /// store (its history is the store's own, `HistoryProviding`).
-        /// - Complexity: O(log n) per batch of transactions, plus their changes.
+        /// store that is not `HistoryObserving`.
+        /// - Complexity: O(log n) per batch of transactions, plus their changes
+        ///   (over a custom store, its history fetch's).
         public mutating func next() async throws -> DefaultHistoryTransaction? {
+            guard container.engineStore != nil else { return try await nextFromStore() }
             while pending.isEmpty {
-                // A custom store's history is its own (`HistoryProviding`), not fed here.
                 guard !Task.isCancelled, let store = container.engineStore else { return nil }
                 store.catchUp()
                 let version = store.current
@@ -71,6 +78,29 @@ public struct HistoryTransactionFeed: AsyncSequence, Sendable {
             position = stored.generation
             checksExpiry = true
             return container.transaction(stored)
+        }
+
+        /// `next()` over a custom store that is `HistoryObserving`: its history after
+        /// the position, a batch at a time, and its wait when there is none.
+        private mutating func nextFromStore() async throws -> DefaultHistoryTransaction? {
+            guard let store = (container.backend as? DataStoreBackend)?.store, store.observesHistory else { return nil }
+            while pendingFromStore.isEmpty {
+                guard !Task.isCancelled else { return nil }
+                // Without a start token, and before anything was delivered, every kept
+                // transaction is new (and none is expired).
+                let after = checksExpiry ? DefaultHistoryToken(id: Int(clamping: position)) : nil
+                var descriptor = HistoryDescriptor<DefaultHistoryTransaction>(predicate: after.map { after in
+                    #Predicate<DefaultHistoryTransaction> { $0.token > after }
+                })
+                descriptor.fetchLimit = UInt64(Self.batch)
+                let fetched = try store.fetchHistory(descriptor)
+                pendingFromStore = fetched.reversed()
+                if fetched.isEmpty { await store.waitForHistory(after: after) }
+            }
+            let transaction = pendingFromStore.removeLast()
+            position = UInt64(clamping: transaction.token.id)
+            checksExpiry = true
+            return transaction
         }
     }
 }

@@ -112,18 +112,7 @@ actor TripRepository {
         })
         descriptor.fetchLimit = UInt64(max(1, min(limit, 1_000)))
         let transactions = try modelContext.fetchHistory(descriptor)
-        var changes: [ChangeBody] = []
-        for transaction in transactions {
-            for change in transaction.changes {
-                switch change {
-                case let .insert(insert): changes.append(ChangeBody(kind: "insert", id: "\(insert.changedPersistentIdentifier)"))
-                case let .update(update): changes.append(ChangeBody(kind: "update", id: "\(update.changedPersistentIdentifier)"))
-                case let .delete(delete): changes.append(ChangeBody(kind: "delete", id: "\(delete.changedPersistentIdentifier)"))
-                @unknown default: continue
-                }
-            }
-        }
-        return (changes, transactions.last?.token)
+        return (transactions.flatMap(ChangeBody.changes(in:)), transactions.last?.token)
     }
 
     /// Throws `TripPreconditionFailed` when `ifMatch` does not allow the trip as stored.
@@ -144,6 +133,18 @@ actor TripRepository {
 struct ChangeBody: Codable, Sendable {
     var kind: String
     var id: String
+
+    /// The changes of a transaction, in its order.
+    static func changes(in transaction: DefaultHistoryTransaction) -> [ChangeBody] {
+        transaction.changes.compactMap { change in
+            switch change {
+            case let .insert(insert): ChangeBody(kind: "insert", id: "\(insert.changedPersistentIdentifier)")
+            case let .update(update): ChangeBody(kind: "update", id: "\(update.changedPersistentIdentifier)")
+            case let .delete(delete): ChangeBody(kind: "delete", id: "\(delete.changedPersistentIdentifier)")
+            @unknown default: nil
+            }
+        }
+    }
 }
 
 /// What a context's next `didSave` listed as updated. The notification is posted on

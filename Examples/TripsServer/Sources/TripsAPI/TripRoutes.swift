@@ -4,7 +4,8 @@ import OpenSwiftDataPostgres
 import SwiftData
 
 /// The API: `/trips` (list, search, create), `/trips/:name` (read, change, delete),
-/// `/trips/nearby`, `/changes` (the change feed), `/health`.
+/// `/trips/nearby`, `/changes` (the change feed, as JSON pages or a stream of
+/// server-sent events), `/health`.
 struct TripRoutes: Sendable {
     let container: ModelContainer
 
@@ -85,16 +86,37 @@ struct TripRoutes: Sendable {
                 throw Self.preconditionFailed(name, error)
             }
         }
-        router.get("changes") { request, _ -> ChangeFeed in
+        router.get("changes") { request, context -> Response in
+            if ChangeStream.isWanted(by: request) { return try await changeStream(request) }
             let after = try request.uri.queryParameters.get("after").map(ChangeFeed.token(from:))
             do {
                 let (changes, last) = try await repository().changes(
                     after: after, limit: try Query(request).number("limit", as: Int.self, in: 1...1_000) ?? 500)
-                return ChangeFeed(changes: changes, next: try (last ?? after).map(ChangeFeed.text(of:)))
+                return try ChangeFeed(changes: changes, next: try (last ?? after).map(ChangeFeed.text(of:)))
+                    .response(from: request, context: context)
             } catch DataStoreError.unsupportedFeature {
                 throw HTTPError(.notImplemented, message: "this store keeps no history")
             }
         }
+    }
+
+    /// `/changes` as server-sent events (`ChangeStream`): after the `Last-Event-ID`
+    /// header's token, else `after`'s, else from the start; `limit` ends the stream
+    /// once that many changes were sent (at the end of a transaction).
+    private func changeStream(_ request: Request) async throws -> Response {
+        let after = try (ChangeStream.lastEventID(of: request) ?? request.uri.queryParameters.get("after"))
+            .map(ChangeFeed.token(from:))
+        let limit = try Query(request).number("limit", as: Int.self, in: 1...Int.max)
+        do {
+            // Asked once first, so a store without history, or an expired token,
+            // answers as the JSON form does rather than in the stream.
+            _ = try await repository().changes(after: after, limit: 1)
+        } catch DataStoreError.unsupportedFeature {
+            throw HTTPError(.notImplemented, message: "this store keeps no history")
+        }
+        return Response(
+            status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
+            body: ChangeStream.body(container, after: after, limit: limit))
     }
 
     /// A save refused for what the client sent, as a 4xx: a value the store cannot

@@ -47,6 +47,7 @@ extension PostgresStore: HistoryProviding {
             var horizon = PostgresBindings()
             horizon.append(latest)
             try execute("UPDATE osd_store SET history_horizon = GREATEST(history_horizon, $1) WHERE one = 1", horizon)
+            try notifyHistoryDeleted()
         }
     }
 
@@ -103,7 +104,8 @@ extension PostgresStore: HistoryProviding {
         return (HistoryLog(transactions: transactions, horizon: UInt64(max(0, horizon))), below, newest)
     }
 
-    /// Records one save's changes, in its transaction, under its transaction's id.
+    /// Records one save's changes, in its transaction, under its transaction's id,
+    /// and notifies the change feeds' listeners (`PostgresStore+Notifications`).
     func recordHistory(_ changes: [StoredChange], author: String?) throws {
         guard !changes.isEmpty else { return }
         var binds = PostgresBindings()
@@ -114,6 +116,7 @@ extension PostgresStore: HistoryProviding {
             "INSERT INTO osd_history (generation, timestamp, author, changes) "
                 + "SELECT history_base + pg_current_xact_id()::text::bigint, $1, $2, $3 FROM osd_store WHERE one = 1",
             binds)
+        try notifyCommit()
     }
 
     /// Creates the history table, and numbers this database's history on from its

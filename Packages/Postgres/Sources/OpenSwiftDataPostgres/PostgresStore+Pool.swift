@@ -23,7 +23,8 @@ import Synchronization
 /// thread of that pool (a `@ModelActor` per core, each in `save()`).
 final class PostgresConnectionPool: Sendable {
     let client: PostgresClient
-    private let executor: EventLoopTaskExecutor
+    /// Where the pool's tasks run (and the change feed's listener's).
+    let executor: EventLoopTaskExecutor
     private let runner: Task<Void, Never>
 
     init(_ configuration: PostgresClient.Configuration, logger: Logger) {
@@ -34,12 +35,14 @@ final class PostgresConnectionPool: Sendable {
     }
 
     /// Runs `body` on the calling thread with a connection leased for its length.
+    /// - Parameter patience: how long to wait for a connection; nil waits as long as
+    ///   the pool tries (a server that is down trips its circuit breaker after about
+    ///   a minute of retries).
     /// - Throws: what `body` throws, or `PostgresStoreError.connection` when no
-    ///   connection could be had (the server is down: the pool stops trying after its
-    ///   connect timeout).
-    func withConnection<R>(_ body: (PostgresConnection) throws -> R) throws -> R {
+    ///   connection could be had in time.
+    func withConnection<R>(patience: Duration? = nil, _ body: (PostgresConnection) throws -> R) throws -> R {
         let handoff = Handoff()
-        Task(executorPreference: executor) { [client] in
+        let lease = Task(executorPreference: executor) { [client] in
             do {
                 try await client.withConnection { connection in
                     // Held until the caller is done with it.
@@ -51,7 +54,10 @@ final class PostgresConnectionPool: Sendable {
         }
         let connection: PostgresConnection, release: CheckedContinuation<Void, Never>
         do {
-            (connection, release) = try handoff.wait()
+            (connection, release) = try handoff.wait(patience: patience)
+        } catch let error as Handoff.OutOfPatience {
+            lease.cancel()
+            throw PostgresStoreError.connection("no connection from the pool: \(error)")
         } catch {
             throw PostgresStoreError.connection("no connection from the pool: \(error)")
         }
@@ -78,28 +84,57 @@ private final class Handoff: Sendable {
         case waiting
         case lent(PostgresConnection, CheckedContinuation<Void, Never>)
         case failed(any Error)
+        /// The waiter ran out of patience: a connection lent later goes straight back.
+        case abandoned
+    }
+
+    struct OutOfPatience: Error, CustomStringConvertible {
+        let patience: Duration
+        var description: String { "none within \(patience)" }
     }
 
     private let state = Mutex(State.waiting)
     private let ready = DispatchSemaphore(value: 0)
 
     func lend(_ connection: PostgresConnection, until release: CheckedContinuation<Void, Never>) {
-        state.withLock { $0 = .lent(connection, release) }
-        ready.signal()
+        let abandoned = state.withLock { state in
+            if case .abandoned = state { return true }
+            state = .lent(connection, release)
+            return false
+        }
+        if abandoned { release.resume() } else { ready.signal() }
     }
 
     func fail(_ error: any Error) {
-        state.withLock { $0 = .failed(error) }
+        state.withLock { state in
+            if case .abandoned = state { return }
+            state = .failed(error)
+        }
         ready.signal()
     }
 
-    func wait() throws -> (PostgresConnection, CheckedContinuation<Void, Never>) {
-        ready.wait()
+    func wait(patience: Duration? = nil) throws -> (PostgresConnection, CheckedContinuation<Void, Never>) {
+        if let patience {
+            let (seconds, attoseconds) = patience.components
+            let nanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+            if ready.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .timedOut {
+                // Lent or failed just now, after all: take it as it is.
+                let gaveUp = state.withLock { state in
+                    guard case .waiting = state else { return false }
+                    state = .abandoned
+                    return true
+                }
+                if gaveUp { throw OutOfPatience(patience: patience) }
+                ready.wait()
+            }
+        } else {
+            ready.wait()
+        }
         return try state.withLock { state in
             switch state {
             case let .lent(connection, release): return (connection, release)
             case let .failed(error): throw error
-            case .waiting: preconditionFailure("a handoff signalled before it was lent")
+            case .waiting, .abandoned: preconditionFailure("a handoff signalled before it was lent")
             }
         }
     }

@@ -43,7 +43,7 @@ extension PostgresStore {
         return try pool.withConnection { try run(sql, binds, on: $0, retryable: false) }
     }
 
-    private func run(_ sql: String, _ binds: PostgresBindings, on connection: PostgresConnection, retryable: Bool) throws -> PostgresQueryResult {
+    func run(_ sql: String, _ binds: PostgresBindings, on connection: PostgresConnection, retryable: Bool) throws -> PostgresQueryResult {
         do {
             return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: configuration.logger).wait()
         } catch let error as PSQLError {
@@ -57,6 +57,19 @@ extension PostgresStore {
             // (The connection's channel failed: the server went away.)
             throw PostgresStoreError.connection("\(error)")
         }
+    }
+
+    /// Runs a fetch's statement: on a read replica that has replayed what the fetch
+    /// must see (`PostgresStore+Replicas`), else as `execute` does, on the primary.
+    /// Inside a transaction it is `execute`: a save reads what it writes.
+    func read(_ sql: String, _ binds: PostgresBindings, for editingState: EditingState) throws -> PostgresQueryResult {
+        if let lease = Self.lease, lease.store == ObjectIdentifier(self) {
+            return try run(sql, binds, on: lease.connection, retryable: true)
+        }
+        if let result = replicas.read(for: editingState.id, { try run(sql, binds, on: $0, retryable: false) }) {
+            return result
+        }
+        return try pool.withConnection { try run(sql, binds, on: $0, retryable: false) }
     }
 
     /// Runs `body` in one transaction on one leased connection: committed when it

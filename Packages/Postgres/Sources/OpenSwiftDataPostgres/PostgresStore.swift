@@ -26,7 +26,9 @@ import PostgresNIO
 /// to filter or sort (`DataStoreError.preferInMemoryFilter`, `.preferInMemorySort`).
 ///
 /// **History** is kept in table `osd_history` (`PostgresStore+History`):
-/// `ModelContext.fetchHistory` and `deleteHistory` work as over the built-in store.
+/// `ModelContext.fetchHistory` and `deleteHistory` work as over the built-in store,
+/// and `ModelContainer.historyTransactions(after:)` follows every process's saves,
+/// woken by `NOTIFY` (`PostgresStore+Notifications`).
 ///
 /// **Saves** run in one transaction. An insert whose unique key (any of its unique
 /// constraints) a stored row holds updates that row, as the engine does; keys held
@@ -56,6 +58,10 @@ public final class PostgresStore: ConcurrentDataStore {
     public let identifier: String
 
     let pool: PostgresConnectionPool
+    /// The listening connection that wakes change feeds (`PostgresStore+Notifications`).
+    let changes: PostgresChangeListener
+    /// The read replicas' connections and what they have replayed (`PostgresStore+Replicas`).
+    let replicas: PostgresReplicas
     private var logger: Logger { configuration.logger }
     let compiler: StoreQueryCompiler
     /// History queries run through the compiler's container (`PostgresStore+History`).
@@ -80,11 +86,11 @@ public final class PostgresStore: ConcurrentDataStore {
         // Opening runs on a connection of its own, so a server that cannot be reached,
         // or whose TLS fails, is told at once with its reason, as the pool would not.
         let setup: PostgresConnection
+        let settings = PostgresConnection.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username,
+            password: configuration.password, database: configuration.database,
+            tls: tls.connection)
         do {
-            let settings = PostgresConnection.Configuration(
-                host: configuration.host, port: configuration.port, username: configuration.username,
-                password: configuration.password, database: configuration.database,
-                tls: tls.connection)
             setup = try PostgresConnection.connect(
                 on: MultiThreadedEventLoopGroup.singleton.any(), configuration: settings, id: 0, logger: configuration.logger
             ).wait()
@@ -103,11 +109,15 @@ public final class PostgresStore: ConcurrentDataStore {
             password: configuration.password, database: configuration.database, tls: tls.client)
         client.options.maximumConnections = configuration.poolSize
         pool = PostgresConnectionPool(client, logger: configuration.logger)
+        changes = PostgresChangeListener(settings: settings, logger: configuration.logger, executor: pool.executor)
+        replicas = PostgresReplicas(configuration, tls: tls.client)
         try Self.$lease.withValue(Lease(store: ObjectIdentifier(self), connection: setup)) { try createTables() }
     }
 
     deinit {
+        changes.stop()
         pool.shutdown()
+        replicas.shutdown()
     }
 
     /// A TLS mode as postgres-nio takes it: for one connection (with its context
@@ -301,14 +311,14 @@ public final class PostgresStore: ConcurrentDataStore {
     ///   serve lookups, ranges and sorts).
     public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
         let (sql, binds, entity) = try statement(request.descriptor, columns: selectList)
-        let rows = try execute(sql, binds).rows
+        let rows = try read(sql, binds, for: request.editingState).rows
         let snapshots = try rows.map { try snapshot($0, of: entity) }
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
     }
 
     public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
         let (sql, binds, _) = try statement(request.descriptor, columns: { _ in "count(*)" }, window: false)
-        guard let row = try execute(sql, binds).rows.first else { return 0 }
+        guard let row = try read(sql, binds, for: request.editingState).rows.first else { return 0 }
         let total = Int(try row.makeRandomAccess()[0].decode(Int64.self))
         let range = (request.descriptor.fetchOffset ?? 0, request.descriptor.fetchLimit ?? 0)
         let afterOffset = Swift.max(0, total - Swift.max(0, range.0))
@@ -317,14 +327,18 @@ public final class PostgresStore: ConcurrentDataStore {
 
     public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
         let (sql, binds, entity) = try statement(request.descriptor, columns: { _ in "\"_id\"" })
-        return try execute(sql, binds).rows.map { try persistentIdentifier(entity.name, try $0.makeRandomAccess()[0].decode(Int64.self)) }
+        return try read(sql, binds, for: request.editingState).rows.map { try persistentIdentifier(entity.name, try $0.makeRandomAccess()[0].decode(Int64.self)) }
     }
 
     // MARK: Saving
 
     /// Writes the request in one transaction (see the type's documentation).
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        try transaction { try write(request) }
+        let result = try transaction { try write(request) }
+        // This store's feeds need not wait for the notification to come back.
+        changes.wake()
+        if !replicas.replicas.isEmpty { noteSave(by: request.editingState) }
+        return result
     }
 
     private func entity(of id: PersistentIdentifier) throws -> EntityDescription {
@@ -662,11 +676,13 @@ public final class PostgresStore: ConcurrentDataStore {
 
     // MARK: Contexts and erasing
 
-    /// (The store keeps nothing per context: a `failOnConflict` save brings what its
-    /// context read.)
+    /// (The store keeps nothing per context but, with read replicas, its last save's
+    /// position in the WAL: a `failOnConflict` save brings what its context read.)
     public func initializeState(for editingState: EditingState) {}
 
-    public func invalidateState(for editingState: EditingState) {}
+    public func invalidateState(for editingState: EditingState) {
+        replicas.forget(editingState.id)
+    }
 
     /// Removes every model (the tables stay, emptied; identifiers are not reused).
     public func erase() throws {

@@ -10,10 +10,11 @@ import OpenSwiftData
 /// ```
 /// Connections are plain TCP unless `tls` says otherwise (a database across a network
 /// someone else can read wants `.verifyFull`); authentication is by password or trust.
-/// `poolSize` bounds the connections the store opens. `logger` receives the store's
-/// and postgres-nio's log records (queries at debug and trace level). Neither `tls`,
-/// `poolSize` nor `logger`, nor the password, is part of the configuration's
-/// identity: they say how to reach the database, not which it is.
+/// `poolSize` bounds the connections the store opens. `readReplicas` adds hot standbys
+/// that serve fetches. `logger` receives the store's and postgres-nio's log records
+/// (queries at debug and trace level). Neither `tls`, `poolSize`, the replicas nor
+/// `logger`, nor the password, is part of the configuration's identity: they say how
+/// to reach the database, not which it is.
 public struct PostgresStoreConfiguration: DataStoreConfiguration, Sendable {
     public typealias Store = PostgresStore
 
@@ -41,6 +42,44 @@ public struct PostgresStoreConfiguration: DataStoreConfiguration, Sendable {
 
     /// The pool size a configuration has unless told otherwise.
     public static let defaultPoolSize = 8
+
+    /// Hot standbys of the database that serve fetches (none unless set), each with a
+    /// pool of `poolSize` connections and the primary's user, password, database and
+    /// TLS mode. A fetch goes to a standby that has replayed every save
+    /// `replicaConsistency` says it must see, else to the primary; saves and history
+    /// always go to the primary. A standby that fails a fetch is left alone for a few
+    /// seconds while the primary serves.
+    public var readReplicas: [ReadReplica] = []
+
+    /// Which saves a fetch served by a read replica is sure to see (`.store` unless
+    /// set: a context sees what any context of its container saved, as without replicas).
+    public var replicaConsistency: ReplicaConsistency = .store
+
+    /// A hot standby's address (`readReplicas`).
+    public struct ReadReplica: Hashable, Sendable {
+        public var host: String
+        public var port: Int
+
+        public init(host: String, port: Int = 5432) {
+            self.host = host
+            self.port = port
+        }
+    }
+
+    /// Which saves a fetch from a read replica sees, at least. Saves made by other
+    /// processes (other app servers) are seen once a standby has replayed them, a
+    /// moment after they return: across processes, replicas make reads eventually
+    /// consistent.
+    public enum ReplicaConsistency: Hashable, Sendable {
+        /// Every save made through this store, by any context of its container: a
+        /// context sees another's save the moment it returns, as SwiftData promises.
+        /// While a standby replays the container's last save, fetches go to the primary.
+        case store
+        /// Its own context's saves only (read-your-writes): more fetches served by the
+        /// standbys, for an app whose contexts each serve one user or request and never
+        /// hand a save to another context.
+        case context
+    }
 
     /// How a connection uses TLS: libpq's `sslmode` values, but for `allow`.
     public enum TLSMode: Hashable, Sendable {
@@ -78,8 +117,9 @@ public struct PostgresStoreConfiguration: DataStoreConfiguration, Sendable {
     /// A configuration from a URL: `postgres://user[:password]@host[:port]/database`,
     /// with libpq's TLS parameters if wanted: `?sslmode=disable|prefer|require|verify-ca|verify-full`
     /// and `sslrootcert=/path/to/ca.crt` (or `system`, the system's CAs, as when it is
-    /// left out). Without `sslmode` the connection is plain, as before these parameters;
-    /// other parameters are ignored.
+    /// left out), and `replica=host[:port]` once for each read replica (`readReplicas`).
+    /// Without `sslmode` the connection is plain, as before these parameters; other
+    /// parameters are ignored.
     /// - Throws: `PostgresStoreError.invalidURL` for anything else, naming the URL with
     ///   its password as `***` (errors end up in logs) and what is wrong with a parameter.
     public init(
@@ -94,6 +134,22 @@ public struct PostgresStoreConfiguration: DataStoreConfiguration, Sendable {
         self.init(
             name: name, schema: schema, host: host, port: components.port ?? 5432, username: user,
             password: components.password, database: database.isEmpty ? user : database, tls: tls, logger: logger)
+        readReplicas = try (components.queryItems ?? []).filter { $0.name == "replica" }.map { item in
+            try Self.replica(item.value ?? "", url: url)
+        }
+    }
+
+    /// A `replica=host[:port]` parameter's standby.
+    private static func replica(_ text: String, url: String) throws -> ReadReplica {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), !parts[0].isEmpty else {
+            throw PostgresStoreError.invalidURL("\(Self.redacted(url)) (replica needs host or host:port, not '\(text)')")
+        }
+        guard parts.count == 2 else { return ReadReplica(host: String(parts[0])) }
+        guard let port = Int(parts[1]), (1...65535).contains(port) else {
+            throw PostgresStoreError.invalidURL("\(Self.redacted(url)) (replica port '\(parts[1])' is not in 1...65535)")
+        }
+        return ReadReplica(host: String(parts[0]), port: port)
     }
 
     /// The mode a URL's `sslmode` and `sslrootcert` ask for. A root certificate with no
@@ -142,6 +198,9 @@ public struct PostgresStoreConfiguration: DataStoreConfiguration, Sendable {
             throw PostgresStoreError.invalidURL("postgres://\(username)@\(host):\(port)/\(database)")
         }
         guard poolSize >= 1 else { throw PostgresStoreError.invalidConfiguration("poolSize is \(poolSize): at least 1 connection") }
+        for replica in readReplicas where replica.host.isEmpty || !(1...65535).contains(replica.port) {
+            throw PostgresStoreError.invalidConfiguration("read replica \(replica.host):\(replica.port) is not a host and port")
+        }
     }
 
     /// Two configurations are the same store when they name the same database.

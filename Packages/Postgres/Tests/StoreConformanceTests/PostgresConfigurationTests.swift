@@ -22,6 +22,25 @@ import Testing
         }
     }
 
+    /// `replica=host[:port]`, once per read replica; a wrong one is an invalid URL.
+    @Test func replicaParametersNameReadReplicas() throws {
+        let configuration = try PostgresStoreConfiguration(
+            url: "postgres://app:pw@primary:5433/trips?replica=standby1:6432&sslmode=disable&replica=standby2")
+        #expect(configuration.readReplicas == [.init(host: "standby1", port: 6432), .init(host: "standby2", port: 5432)])
+        #expect(configuration.replicaConsistency == .store)
+        // Replicas say how to reach the database, not which it is.
+        #expect(configuration == (try PostgresStoreConfiguration(url: "postgres://app@primary:5433/trips")))
+        #expect(try PostgresStoreConfiguration(url: "postgres://app@primary/trips").readReplicas.isEmpty)
+        for wrong in ["replica=", "replica=:5432", "replica=standby:0", "replica=standby:x", "replica=a:1:2"] {
+            #expect(throws: PostgresStoreError.self, "\(wrong)") {
+                try PostgresStoreConfiguration(url: "postgres://app:pw@primary/trips?\(wrong)")
+            }
+        }
+        #expect(throws: PostgresStoreError.invalidURL("postgres://app:***@primary/trips?replica=standby:99999 (replica port '99999' is not in 1...65535)")) {
+            try PostgresStoreConfiguration(url: "postgres://app:pw@primary/trips?replica=standby:99999")
+        }
+    }
+
     /// A server that cannot be reached: the error names user, host, port and database.
     @Test func aConnectionErrorNamesTheServer() throws {
         let nowhere = PostgresStoreConfiguration(port: 1, username: "osd", password: "s3cret", database: "trips")

@@ -36,6 +36,11 @@ struct PostgresHistoryOrderTests {
     }
 
     @Test func aSaveThatBeganEarlierAndCommitsLaterIsNotSkipped() throws {
+        // (Its 3 s transaction would delay the change feed's timed tests.)
+        try PostgresServer.slowTransactionTurn.run { try saveBeganEarlierCommitsLater() }
+    }
+
+    private func saveBeganEarlierCommitsLater() throws {
         let url = try PostgresServer.makeDatabase()
         let database = String(url[url.index(after: url.lastIndex(of: "/")!)...])
         let early = try container(url), late = try container(url)
@@ -88,6 +93,12 @@ struct PostgresHistoryOrderTests {
     }
 
     @Test func aFollowerGetsEveryConcurrentSaveOnceInAnOrderConsistentWithCommits() async throws {
+        // (Its last read waits for history for 1 s at most: not while another test
+        // holds it back for longer.)
+        try await PostgresServer.slowTransactionTurn.run { try await followConcurrentSaves() }
+    }
+
+    private func followConcurrentSaves() async throws {
         let url = try PostgresServer.makeDatabase()
         let container = try container(url)
         let seed = ModelContext(container)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The PostgreSQL server the PostgresStore cases run against: started once per test
 /// process by `Scripts/postgres-test-server.sh` from the system's packages (or named
@@ -48,6 +49,38 @@ enum PostgresServer {
         return process
     }
 
+    /// A turn for the tests that hold a transaction open for seconds, and those that
+    /// time how soon history shows: such a transaction holds back what history every
+    /// database on the server shows (the xmin rule, PostgresStore+History, is the
+    /// server's), so they take this turn one at a time.
+    static let slowTransactionTurn = Turn()
+
+    final class Turn: Sendable {
+        private let taken = Mutex(false)
+
+        private func take() -> Bool {
+            taken.withLock { taken in
+                if taken { return false }
+                taken = true
+                return true
+            }
+        }
+
+        /// Runs `body` in the turn, waiting for it on this thread.
+        func run<R>(_ body: () throws -> R) rethrows -> R {
+            while !take() { Thread.sleep(forTimeInterval: 0.01) }
+            defer { taken.withLock { $0 = false } }
+            return try body()
+        }
+
+        /// Runs `body` in the turn, waiting for it without holding a thread.
+        func run<R>(_ body: () async throws -> R) async throws -> R {
+            while !take() { try await Task.sleep(for: .milliseconds(10)) }
+            defer { taken.withLock { $0 = false } }
+            return try await body()
+        }
+    }
+
     /// The repository's script (this package sits at Packages/Postgres in it).
     private static let script = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -65,6 +98,46 @@ enum PostgresServer {
         let parts = output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map(String.init)
         guard parts.count == 2 else { return .failure(Failure(description: "unexpected output of the server script: \(output)")) }
         return .success(Running(url: parts[0], folder: parts[1]))
+    }
+
+    /// A hot standby of the server (`postgres-test-server.sh replica`), started the
+    /// first time a test asks, stopped with this process; nil with `OSD_POSTGRES_URL`
+    /// (a server this process did not start) or when it could not start.
+    static let replica: Result<Running, Failure> = startReplica()
+
+    private static func startReplica() -> Result<Running, Failure> {
+        guard case let .success(primary) = shared, primary.folder != nil else {
+            return .failure(Failure(description: "no primary started by the test script"))
+        }
+        let (status, output) = shell(["bash", script, "replica", primary.url, "--watch", String(ProcessInfo.processInfo.processIdentifier)])
+        guard status == 0 else { return .failure(Failure(description: "no standby (\(output))")) }
+        let parts = output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map(String.init)
+        guard parts.count == 2 else { return .failure(Failure(description: "unexpected output of the server script: \(output)")) }
+        return .success(Running(url: parts[0], folder: parts[1]))
+    }
+
+    /// The standby's URL for database `url` of the primary.
+    static func replicaURL(of url: String) throws -> String {
+        let standby = try replica.get().url
+        return String(standby[..<standby.lastIndex(of: "/")!] + url[url.lastIndex(of: "/")!...])
+    }
+
+    /// Waits until the standby has replayed everything the primary has written so far.
+    static func replicaCaughtUp() throws {
+        let standby = try replica.get().url
+        let written = try query("SELECT pg_current_wal_insert_lsn()")
+        let deadline = Date().addingTimeInterval(20)
+        while try query("SELECT pg_last_wal_replay_lsn() >= '\(written)'::pg_lsn", on: standby) != "t" {
+            guard Date() < deadline else { throw Failure(description: "the standby did not replay to \(written)") }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+
+    /// One value of `sql`'s result, run by psql on database `url`.
+    static func query(_ sql: String, on url: String) throws -> String {
+        let (status, output) = shell([psql, url, "-v", "ON_ERROR_STOP=1", "-At", "-c", sql])
+        guard status == 0 else { throw Failure(description: "\(sql) failed: \(output)") }
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// A new, empty database on the server, for one test: its URL.

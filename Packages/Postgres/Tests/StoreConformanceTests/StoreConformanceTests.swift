@@ -388,4 +388,37 @@ actor VoyageImporter {
             try reader.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>(predicate: #Predicate { $0.token > stale }))
         }
     }
+
+    /// A change feed in one container delivers what another container over the same
+    /// document or database saves while it waits: in order, once each (#43).
+    @Test(arguments: StoreKind.available)
+    func aFeedDeliversAnotherContainersSavesAsTheyCommit(_ kind: StoreKind) async throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let reader = try location.container(Voyage.self, Leg.self, Traveller.self)
+        let writer = try location.container(Voyage.self, Leg.self, Traveller.self)
+        let feed = Task {
+            var authors: [String?] = []
+            for try await transaction in reader.historyTransactions() {
+                authors.append(transaction.author)
+                if authors.count == 3 { break }
+            }
+            return authors
+        }
+        // Ends the feed (with what it had) if the saves never reach it.
+        let timeout = Task {
+            try await Task.sleep(for: .seconds(15))
+            feed.cancel()
+        }
+        defer { timeout.cancel() }
+        for i in 1...3 {
+            // Apart, so the feed catches up and waits between saves.
+            try await Task.sleep(for: .milliseconds(50))
+            let context = ModelContext(writer)
+            context.author = "writer \(i)"
+            context.insert(Voyage(code: "F\(i)", destination: "Tomar", startDate: StoreConformanceTests.start, price: 1, seats: 1))
+            try context.save()
+        }
+        #expect(try await feed.value == ["writer 1", "writer 2", "writer 3"])
+    }
 }

@@ -4,16 +4,22 @@ import SwiftData
 import Testing
 
 /// The stores the conformance suite runs over: each test takes every available kind
-/// as an argument, so one suite runs over the embedded store and over PostgreSQL.
+/// as an argument, so one suite runs over the embedded store and over PostgreSQL,
+/// alone and with a read replica serving fetches.
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case embedded
     case postgres
+    /// PostgreSQL with a hot standby as read replica (`.store` consistency, the default).
+    case postgresReplica
 
     var testDescription: String { rawValue }
 
-    /// The kinds this machine can run: PostgreSQL when a server started.
+    /// The kinds this machine can run: PostgreSQL when a server started, with a
+    /// replica when the tests started that server (a standby streams from it).
     static var available: [StoreKind] {
-        PostgresServer.url == nil ? [.embedded] : [.embedded, .postgres]
+        guard PostgresServer.url != nil else { return [.embedded] }
+        guard (ProcessInfo.processInfo.environment["OSD_POSTGRES_URL"] ?? "").isEmpty else { return [.embedded, .postgres] }
+        return [.embedded, .postgres, .postgresReplica]
     }
 
     /// A new, empty place to keep models, which `container(_:)` opens as often as asked.
@@ -25,6 +31,10 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
             return StoreLocation(kind: self, address: folder.appendingPathComponent("models.store").path)
         case .postgres:
             return StoreLocation(kind: self, address: try PostgresServer.makeDatabase())
+        case .postgresReplica:
+            let database = try PostgresServer.makeDatabase()
+            let port = try #require(URLComponents(string: try PostgresServer.replicaURL(of: database))?.port)
+            return StoreLocation(kind: self, address: database + "?replica=127.0.0.1:\(port)")
         }
     }
 }
@@ -41,6 +51,12 @@ struct StoreLocation {
         case .embedded:
             return try ModelContainer(for: schema, configurations: [ModelConfiguration(url: URL(fileURLWithPath: address))])
         case .postgres:
+            return try ModelContainer(for: schema, configurations: [try PostgresStoreConfiguration(url: address)])
+        case .postgresReplica:
+            // Another process opening the database later: the standby has replayed
+            // what earlier containers saved (across processes, reads from a replica
+            // are eventually consistent).
+            try PostgresServer.replicaCaughtUp()
             return try ModelContainer(for: schema, configurations: [try PostgresStoreConfiguration(url: address)])
         }
     }
