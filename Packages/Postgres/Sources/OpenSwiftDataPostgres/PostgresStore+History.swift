@@ -104,8 +104,9 @@ extension PostgresStore: HistoryProviding {
         return (HistoryLog(transactions: transactions, horizon: UInt64(max(0, horizon))), below, newest)
     }
 
-    /// Records one save's changes, in its transaction, under its transaction's id,
-    /// and notifies the change feeds' listeners (`PostgresStore+Notifications`).
+    /// Records one save's changes, in its transaction, under its transaction's id.
+    /// (The save notifies the change feeds' listeners after it commits:
+    /// `PostgresStore.announceSave(by:)`.)
     func recordHistory(_ changes: [StoredChange], author: String?) throws {
         guard !changes.isEmpty else { return }
         var binds = PostgresBindings()
@@ -116,7 +117,6 @@ extension PostgresStore: HistoryProviding {
             "INSERT INTO osd_history (generation, timestamp, author, changes) "
                 + "SELECT history_base + pg_current_xact_id()::text::bigint, $1, $2, $3 FROM osd_store WHERE one = 1",
             binds)
-        try notifyCommit()
     }
 
     /// Creates the history table, and numbers this database's history on from its

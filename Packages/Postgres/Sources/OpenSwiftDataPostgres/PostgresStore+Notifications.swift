@@ -6,15 +6,19 @@ import PostgresNIO
 import Synchronization
 
 /// The change feed across processes (`ModelContainer.historyTransactions(after:)`):
-/// every save that records history also runs `pg_notify('osd_changes', generation)`
-/// in its transaction, which PostgreSQL delivers when, and only if, it commits. A
-/// store whose feed has caught up listens on that channel (`LISTEN`, on a connection
-/// of its own, outside the pool) and looks at history again when a notification
-/// comes, from any process or server on the database.
+/// once a save has committed, the store runs `pg_notify('osd_changes', '')`
+/// (`announceSave(by:)`; not inside the save's transaction, since a transaction that
+/// notifies holds a lock of the whole server from its notification to the end of its
+/// commit, which made commits, and their WAL flushes, one at a time). A store whose
+/// feed has caught up listens on that channel (`LISTEN`, on a connection of its own,
+/// outside the pool) and looks at history again when a notification comes, from any
+/// process or server on the database.
 ///
 /// A notification only says "look again": what the feed delivers, and in what order,
-/// is the history fetch's (`PostgresStore+History`), so a lost notification delays a
-/// feed but never skips a transaction. A notification can come before its
+/// is the history fetch's (`PostgresStore+History`), so a lost notification (a
+/// process that ended between its commit and its notification, a listening
+/// connection that died without a word) delays a feed, by `safetyInterval` at most,
+/// but never skips a transaction. A notification can come before its
 /// transaction is visible under the xmin rule (an older transaction still runs); the
 /// wait then reads again after short pauses until it shows. While the listening
 /// connection is down, feeds look every `fallbackInterval` and the connection is
@@ -86,16 +90,6 @@ extension PostgresStore: HistoryObserving {
         return try cells[2].decode(Bool.self) ? .committedNotVisible : .none
     }
 
-    /// Announces the save of the current transaction to every listener, with its
-    /// generation as the payload; PostgreSQL delivers it at commit.
-    func notifyCommit() throws {
-        var binds = PostgresBindings()
-        binds.append(Self.changeChannel)
-        try execute(
-            "SELECT pg_notify($1, (history_base + pg_current_xact_id()::text::bigint)::text) FROM osd_store WHERE one = 1",
-            binds)
-    }
-
     /// Announces a deletion of history (an empty payload): waiting feeds look, and
     /// those whose next transaction went throw `historyTokenExpired`.
     func notifyHistoryDeleted() throws {
@@ -106,7 +100,8 @@ extension PostgresStore: HistoryObserving {
 }
 
 /// A store's listening connection and the feeds waiting on it. The connection opens
-/// at the first wait (a store without a feed holds none) and closes with the store.
+/// at the first wait (a store whose feeds never waited holds none) and stays open,
+/// opened again when it drops, until the store is released.
 final class PostgresChangeListener: Sendable {
     private struct State {
         /// Counts what may have changed history: notifications, this store's own
@@ -129,6 +124,9 @@ final class PostgresChangeListener: Sendable {
     /// How often waiting feeds look at history while the listening connection is
     /// down.
     static let fallbackInterval: Duration = .seconds(1)
+    /// How often they look while it is up: a notification lost after its commit, or a
+    /// connection that died without a word (no FIN, no error), delays a feed no longer.
+    static let safetyInterval: Duration = .seconds(30)
     /// The pauses between attempts to open the connection again: from the first,
     /// doubling, up to the last.
     static let reconnectPauses: ClosedRange<Duration> = .milliseconds(100) ... .seconds(5)
@@ -174,15 +172,13 @@ final class PostgresChangeListener: Sendable {
     }
 
     /// Returns once something woke feeds after `seen` (`wakeUps`), or the task is
-    /// cancelled; while the connection is down, after `fallbackInterval` at most.
+    /// cancelled; after `safetyInterval` at most, or `fallbackInterval` while the
+    /// connection is down.
     func wait(after seen: UInt64) async {
-        guard !isListening else {
-            await signalled(after: seen)
-            return
-        }
+        let interval = isListening ? Self.safetyInterval : Self.fallbackInterval
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.signalled(after: seen) }
-            group.addTask { try? await Task.sleep(for: Self.fallbackInterval) }
+            group.addTask { try? await Task.sleep(for: interval) }
             await group.next()
             group.cancelAll()
         }

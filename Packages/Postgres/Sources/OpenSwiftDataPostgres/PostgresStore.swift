@@ -112,6 +112,7 @@ public final class PostgresStore: ConcurrentDataStore {
         changes = PostgresChangeListener(settings: settings, logger: configuration.logger, executor: pool.executor)
         replicas = PostgresReplicas(configuration, tls: tls.client)
         try Self.$lease.withValue(Lease(store: ObjectIdentifier(self), connection: setup)) { try createTables() }
+        raiseReplicaFloor()
     }
 
     deinit {
@@ -335,9 +336,10 @@ public final class PostgresStore: ConcurrentDataStore {
     /// Writes the request in one transaction (see the type's documentation).
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         let result = try transaction { try write(request) }
+        // Before the wake-up: a feed's reader that fetches what changed must find it.
+        announceSave(by: request.editingState)
         // This store's feeds need not wait for the notification to come back.
         changes.wake()
-        if !replicas.replicas.isEmpty { noteSave(by: request.editingState) }
         return result
     }
 
@@ -688,5 +690,6 @@ public final class PostgresStore: ConcurrentDataStore {
     public func erase() throws {
         guard !entities.isEmpty else { return }
         try execute("TRUNCATE " + entities.map { quoted($0.name) }.joined(separator: ", "))
+        raiseReplicaFloor()
     }
 }

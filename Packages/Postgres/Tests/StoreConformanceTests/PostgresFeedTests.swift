@@ -103,14 +103,17 @@ struct PostgresFeedTests {
         let delivered = arrived.flatMap { Self.numbers(in: $0.transaction, context) }
         #expect(delivered == [1, 2, 3, 4, 5], "in order, once each")
         #expect(arrived.allSatisfy { $0.transaction.author == "probe \(probe.processIdentifier)" })
-        // Woken by the notification: the feed does not poll while it listens (a feed
-        // that did, at the fallback's 1 s, would be half a second late on average).
+        // Woken by the notification: while it listens the feed looks by itself only
+        // every 30 s, and `wait(for:)` gives up after 15 s. The median allows 3 s, not
+        // the few milliseconds measured alone: any transaction anywhere on the server (a
+        // CREATE DATABASE of a test running beside this one) holds history back under
+        // the xmin rule, a second at times on a loaded machine.
         let latencies = arrived.enumerated().compactMap { i, arrival in
             saved[i + 1].map { arrival.time.timeIntervalSince1970 - $0 }
         }
         try #require(latencies.count == 5)
         let median = latencies.sorted()[latencies.count / 2]
-        #expect(median < 0.25, "median delivery \(median) s after the save returned")
+        #expect(median < 3, "median delivery \(median) s after the save returned")
         print("PostgresFeedTests: delivery across processes after the save returned, ms: "
             + latencies.map { String(format: "%.1f", $0 * 1000) }.joined(separator: ", "))
         // A context's next fetch sees the other process's rows.
