@@ -16,7 +16,15 @@
 # (the postmaster and its children). Prints a table a run and a summary table; fails on
 # any error, lost write or lost update.
 # Options: --seconds N (per phase, default 10), --processes "1 2 4" (the counts),
-# --fsync "off on" (the settings), --debug (a debug build, quicker to build; a smoke run).
+# --fsync "off on" (the settings), --debug (a debug build, quicker to build; a smoke run),
+# --servers "trips replica fluent" (which servers, default trips):
+#   trips    TripsServer over PostgreSQL (PostgresStore);
+#   replica  the same with a hot standby as read replica (postgres-test-server.sh
+#            replica; `?replica=` in the store's URL), on the same machine;
+#   fluent   the peer, Benchmarks/FluentPeer: the same routes with Vapor and Fluent
+#            (built here, in release, not by CI). It has no If-Match, so the
+#            lost-update check is not run against it.
+# Servers start one after another (each answers /health before the next starts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_PHASE=10
@@ -24,13 +32,15 @@ CONFIG=release
 CONNECTIONS=64
 PROCESS_COUNTS="1 2 4"
 FSYNC_SETTINGS="off on"
+SERVER_KINDS="trips"
 while [ $# -gt 0 ]; do
     case "$1" in
+    --servers) SERVER_KINDS="$2"; shift 2 ;;
     --seconds) SECONDS_PER_PHASE="$2"; shift 2 ;;
     --processes) PROCESS_COUNTS="$2"; shift 2 ;;
     --fsync) FSYNC_SETTINGS="$2"; shift 2 ;;
     --debug) CONFIG=debug; shift ;;
-    *) echo "usage: $0 [--seconds N] [--processes \"1 2 4\"] [--fsync \"off on\"] [--debug]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--seconds N] [--processes \"1 2 4\"] [--fsync \"off on\"] [--servers \"trips replica fluent\"] [--debug]" >&2; exit 2 ;;
     esac
 done
 for count in $PROCESS_COUNTS; do
@@ -40,16 +50,25 @@ done
 for setting in $FSYNC_SETTINGS; do
     case "$setting" in off|on) ;; *) echo "--fsync: off or on, not $setting" >&2; exit 2 ;; esac
 done
+for kind in $SERVER_KINDS; do
+    case "$kind" in trips|replica|fluent) ;; *) echo "--servers: trips, replica or fluent, not $kind" >&2; exit 2 ;; esac
+done
 for tool in wrk curl python3; do
     command -v "$tool" >/dev/null || { echo "$0 needs $tool (Scripts/setup.sh installs them)" >&2; exit 1; }
 done
 bash Scripts/swift-shared.sh Examples/TripsServer build -c "$CONFIG" --product TripsServer
 BIN=".build/$CONFIG/TripsServer"
+FLUENT_BIN=""
+if [[ " $SERVER_KINDS " == *" fluent "* ]]; then
+    swift build -c "$CONFIG" --package-path Benchmarks/FluentPeer --product FluentTrips
+    FLUENT_BIN="Benchmarks/FluentPeer/.build/$CONFIG/FluentTrips"
+fi
 LOAD=Examples/TripsServer/load
 CORES=$(nproc)
 TICKS=$(getconf CLK_TCK)
 WORK=$(mktemp -d /tmp/trips-scale-XXXXXX)
 PG_DIR=""
+REPLICA_DIR=""
 SERVERS=()
 failed=0
 
@@ -71,8 +90,10 @@ stop_servers() {
     return "$status"
 }
 stop_postgres() {
+    if [ -n "$REPLICA_DIR" ]; then bash Scripts/postgres-test-server.sh stop "$REPLICA_DIR"; fi
     if [ -n "$PG_DIR" ]; then bash Scripts/postgres-test-server.sh stop "$PG_DIR"; fi
     PG_DIR=""
+    REPLICA_DIR=""
 }
 cleanup() {
     if [ "${#SERVERS[@]}" -gt 0 ]; then stop_servers || true; fi
@@ -90,12 +111,16 @@ ticks_of() {
     done
     echo "$total"
 }
-# The PostgreSQL server's processes: the postmaster (first line of postmaster.pid) and its children.
+# The PostgreSQL servers' processes (the primary's and a standby's): each postmaster
+# (first line of postmaster.pid) and its children.
 postgres_pids() {
-    local main
-    main=$(head -1 "$PG_DIR/data/postmaster.pid" 2>/dev/null) || return 0
-    echo "$main"
-    ps -o pid= --ppid "$main" 2>/dev/null || true
+    local main dir
+    for dir in "$PG_DIR" "$REPLICA_DIR"; do
+        [ -n "$dir" ] || continue
+        main=$(head -1 "$dir/data/postmaster.pid" 2>/dev/null) || continue
+        echo "$main"
+        ps -o pid= --ppid "$main" 2>/dev/null || true
+    done
 }
 # Ticks per PostgreSQL process, "pid ticks" a line, for a difference over a phase that
 # counts a backend started during it from zero.
@@ -169,21 +194,33 @@ phase() {
     fi
 }
 
-# One run: PostgreSQL with fsync $1, $2 servers over it.
+# One run: PostgreSQL with fsync $1, $2 servers of kind $3 over it.
 run() {
-    local fsync="$1" count="$2" out i url urls="" before check race
+    local fsync="$1" count="$2" kind="$3" out i url urls="" before check race store
     out=$(OSD_POSTGRES_FSYNC="$fsync" bash Scripts/postgres-test-server.sh start) || {
         echo "the PostgreSQL server did not start (or no server binaries: apt-get install postgresql)" >&2
         return 1
     }
     PG_DIR=${out#* }
     local database=${out% *}
+    store=$database
+    if [ "$kind" = replica ]; then
+        out=$(OSD_POSTGRES_FSYNC="$fsync" bash Scripts/postgres-test-server.sh replica "$database") || {
+            echo "the standby did not start" >&2
+            return 1
+        }
+        REPLICA_DIR=${out#* }
+        store="$database?replica=127.0.0.1:$(echo "${out% *}" | sed -E 's|.*:([0-9]+)/.*|\1|')"
+    fi
     PORT=$((18300 + RANDOM % 1000))
     for i in $(seq 0 $((count - 1))); do
-        "$BIN" --port "$((PORT + i))" --store "$database" >"$WORK/server-$i.log" 2>&1 &
+        if [ "$kind" = fluent ]; then
+            DATABASE_URL="$database?sslmode=disable" LOG_LEVEL=warning \
+                "$FLUENT_BIN" serve --hostname 127.0.0.1 --port "$((PORT + i))" >"$WORK/server-$i.log" 2>&1 &
+        else
+            "$BIN" --port "$((PORT + i))" --store "$store" >"$WORK/server-$i.log" 2>&1 &
+        fi
         SERVERS+=($!)
-    done
-    for i in $(seq 0 $((count - 1))); do
         url="http://127.0.0.1:$((PORT + i))"
         for _ in $(seq 1 100); do curl -sf "$url/health" >/dev/null 2>&1 && break; sleep 0.2; done
         curl -sf "$url/health" >/dev/null || { cat "$WORK/server-$i.log" >&2; echo "server $i did not answer" >&2; return 1; }
@@ -193,7 +230,7 @@ run() {
     before=$(curl -sf "$url/stats" | python3 -c 'import json, sys; print(json.load(sys.stdin)["trips"])')
     RUN=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
     rm -f "$WORK"/acked-*
-    echo "| PostgreSQL fsync = $fsync | processes | requests | errors | requests/s | p50 (worst) | p99 (worst) | client CPU | servers CPU | PostgreSQL CPU |"
+    echo "| $kind, PostgreSQL fsync = $fsync | processes | requests | errors | requests/s | p50 (worst) | p99 (worst) | client CPU | servers CPU | PostgreSQL CPU |"
     echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     phase "writes: POST /trips" "$LOAD/post-trips.lua"
     local write_rps=$PHASE_RPS write_p99=$PHASE_P99
@@ -202,12 +239,16 @@ run() {
         --before "$before" --in-flight "$CONNECTIONS") || failed=1
     phase "reads: GET /trips/:name, 1 in 4 a search" "$LOAD/read-trips.lua"
     local read_rps=$PHASE_RPS read_p99=$PHASE_P99
-    race=$(python3 Examples/TripsServer/loadtest.py --lost-updates --url "$urls" --writers 4 --appends 50) || failed=1
+    if [ "$kind" = fluent ]; then
+        race="lost-update check: not run (the peer has no If-Match); retries: n/a"
+    else
+        race=$(python3 Examples/TripsServer/loadtest.py --lost-updates --url "$urls" --writers 4 --appends 50) || failed=1
+    fi
     echo
     echo "$check"
     echo "$race"
     echo
-    printf '| %s | %d | %s | %s ms | %s | %s ms | %s |\n' "$fsync" "$count" "$write_rps" "$write_p99" \
+    printf '| %s | %s | %d | %s | %s ms | %s | %s ms | %s |\n' "$kind" "$fsync" "$count" "$write_rps" "$write_p99" \
         "$read_rps" "$read_p99" "$(echo "$race" | sed 's/.*retries: //')" >>"$WORK/summary"
     stop_servers || failed=1
     stop_postgres
@@ -218,11 +259,13 @@ echo "client: $CONNECTIONS connections split over one wrk per server (1 server: 
 echo
 for fsync in $FSYNC_SETTINGS; do
     for count in $PROCESS_COUNTS; do
-        run "$fsync" "$count"
+        for kind in $SERVER_KINDS; do
+            run "$fsync" "$count" "$kind"
+        done
     done
 done
-echo "| fsync | processes | writes/s | writes p99 | reads/s | reads p99 | lost-update check: retries |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+echo "| server | fsync | processes | writes/s | writes p99 | reads/s | reads p99 | lost-update check: retries |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 cat "$WORK/summary"
 if [ "$failed" -ne 0 ]; then
     echo "errors, lost writes or lost updates: see above" >&2
