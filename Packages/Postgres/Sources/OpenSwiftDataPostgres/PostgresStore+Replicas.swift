@@ -54,10 +54,12 @@ final class PostgresReplicas: Sendable {
         var store: UInt64 = 0
         /// What every fetch must see: the tables the store made when it opened, an erase.
         var floor: UInt64 = 0
-        /// Notes that failed so far, and how many had when the store's position
-        /// became unknown: a note begun after that failure replaces it.
+        /// Notes that failed so far, and how many had when the store's position (or
+        /// the floor) became unknown: a position asked for after that failure is past
+        /// what it stood for, and replaces it.
         var failures = 0
         var storeUnknownAfter = 0
+        var floorUnknownAfter = 0
     }
 
     static let unknown = UInt64.max
@@ -116,16 +118,26 @@ final class PostgresReplicas: Sendable {
             } else {
                 state.store = max(state.store, position)
             }
+            if state.floor == Self.unknown, note >= state.floorUnknownAfter { state.floor = position }
         }
     }
 
-    /// Notes what every fetch must see from now on (nil: unknown, as a failed save note).
+    /// Notes what every fetch must see from now on (nil: the primary could not say,
+    /// and every fetch goes to it until a position asked for later is known).
     func raiseFloor(to position: UInt64?, note: Int) {
-        guard let position else {
-            saved(by: UUID(), at: nil, note: note)
-            return
+        positions.withLock { state in
+            guard let position else {
+                state.failures += 1
+                state.floor = Self.unknown
+                state.floorUnknownAfter = state.failures
+                return
+            }
+            if state.floor == Self.unknown {
+                if note >= state.floorUnknownAfter { state.floor = position }
+            } else {
+                state.floor = max(state.floor, position)
+            }
         }
-        positions.withLock { $0.floor = max($0.floor, position) }
     }
 
     /// Forgets a context that ended.
