@@ -47,6 +47,10 @@ import PostgresNIO
 /// `@ModelActor` at once (it is a `ConcurrentDataStore`), and each call, or each
 /// save's transaction, leases a connection of its own. Calls block their thread
 /// while they wait for the server, so they must not run on one of NIO's event loops.
+///
+/// **Read replicas** (`PostgresStoreConfiguration.readReplicas`, `PostgresStore+Replicas`)
+/// serve fetches that a hot standby has replayed far enough for; after each commit
+/// one statement notifies the change feeds and notes the WAL position they compare.
 public final class PostgresStore: ConcurrentDataStore {
     public typealias Configuration = PostgresStoreConfiguration
     public typealias Snapshot = DefaultSnapshot
