@@ -52,32 +52,26 @@ make_certificates() {
     chmod 644 "$tls/ca.crt" "$tls/server.crt"
     if [ "$(id -u)" -eq 0 ]; then chown postgres "$tls/server.key"; fi
 }
-case "${1:-}" in
-start)
-    WATCH=""
-    if [ "${2:-}" = "--watch" ]; then WATCH="${3:?--watch needs a process id}"; fi
-    DIR=$(mktemp -d /tmp/osd-pg-XXXXXX)
+# A new folder for a server ($1: the mktemp template), which the server's user owns.
+new_folder() {
+    DIR=$(mktemp -d "$1")
     chmod 755 "$DIR"
     if [ "$(id -u)" -eq 0 ]; then chown postgres "$DIR"; fi
-    fail() {
-        echo "$1" >&2
-        "${RUN[@]}" "$BIN/pg_ctl" -D "$DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
-        rm -rf "$DIR"
-        exit 1
-    }
-    "${RUN[@]}" "$BIN/initdb" -D "$DIR/data" -A trust -U osd --no-sync >"$DIR/initdb.log" 2>&1 \
-        || fail "initdb failed: $(tail -3 "$DIR/initdb.log")"
-    TLS_OPTIONS=""
-    if make_certificates "$DIR/tls" 2>"$DIR/tls.log"; then
-        TLS_OPTIONS="-c ssl=on -c ssl_cert_file=$DIR/tls/server.crt -c ssl_key_file=$DIR/tls/server.key"
-    else
-        echo "warning: the server has no TLS: $(tail -3 "$DIR/tls.log")" >&2
-        rm -rf "$DIR/tls"
-    fi
+}
+# Says why, stops whatever started in $DIR, deletes it and exits 1.
+fail() {
+    echo "$1" >&2
+    "${RUN[@]}" "$BIN/pg_ctl" -D "$DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
+    rm -rf "$DIR"
+    exit 1
+}
+# Starts the server in $DIR/data on a free random loopback port with the options $1,
+# watches $WATCH if set, prints "URL FOLDER" and exits 0; or fails, naming it $2.
+serve() {
     for attempt in 1 2 3 4 5; do
         PORT=$((20000 + RANDOM % 30000))
         if "${RUN[@]}" "$BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 30 \
-            -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c fsync=${OSD_POSTGRES_FSYNC:-off} $TLS_OPTIONS" start >/dev/null 2>&1; then
+            -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c fsync=${OSD_POSTGRES_FSYNC:-off} $1" start >/dev/null 2>&1; then
             if [ -n "$WATCH" ]; then
                 # Detached, holding none of the caller's descriptors.
                 (
@@ -91,44 +85,37 @@ start)
         # A start that timed out may have left a server behind: stop it before the next port.
         "${RUN[@]}" "$BIN/pg_ctl" -D "$DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
     done
-    fail "the server did not start; last log lines: $(tail -3 "$DIR/server.log" 2>/dev/null)"
+    fail "the $2 did not start; last log lines: $(tail -3 "$DIR/server.log" 2>/dev/null)"
+}
+case "${1:-}" in
+start)
+    WATCH=""
+    if [ "${2:-}" = "--watch" ]; then WATCH="${3:?--watch needs a process id}"; fi
+    new_folder /tmp/osd-pg-XXXXXX
+    "${RUN[@]}" "$BIN/initdb" -D "$DIR/data" -A trust -U osd --no-sync >"$DIR/initdb.log" 2>&1 \
+        || fail "initdb failed: $(tail -3 "$DIR/initdb.log")"
+    TLS_OPTIONS=""
+    if make_certificates "$DIR/tls" 2>"$DIR/tls.log"; then
+        TLS_OPTIONS="-c ssl=on -c ssl_cert_file=$DIR/tls/server.crt -c ssl_key_file=$DIR/tls/server.key"
+    else
+        echo "warning: the server has no TLS: $(tail -3 "$DIR/tls.log")" >&2
+        rm -rf "$DIR/tls"
+    fi
+    serve "$TLS_OPTIONS" server
     ;;
 replica)
     PRIMARY="${2:?replica needs the URL that start printed}"
     PRIMARY_PORT=$(echo "$PRIMARY" | sed -E 's|.*:([0-9]+)/.*|\1|')
     WATCH=""
     if [ "${3:-}" = "--watch" ]; then WATCH="${4:?--watch needs a process id}"; fi
-    DIR=$(mktemp -d /tmp/osd-pg-replica-XXXXXX)
-    chmod 755 "$DIR"
-    if [ "$(id -u)" -eq 0 ]; then chown postgres "$DIR"; fi
-    fail() {
-        echo "$1" >&2
-        "${RUN[@]}" "$BIN/pg_ctl" -D "$DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
-        rm -rf "$DIR"
-        exit 1
-    }
+    new_folder /tmp/osd-pg-replica-XXXXXX
     # -R writes standby.signal and the primary's address (primary_conninfo); -X stream
     # copies the WAL written during the backup too, so the standby starts consistent;
     # a fast checkpoint starts the backup at once (a spread one took minutes on a busy
     # primary).
     "${RUN[@]}" "$BIN/pg_basebackup" -h 127.0.0.1 -p "$PRIMARY_PORT" -U osd -D "$DIR/data" -R -X stream --checkpoint=fast --no-sync \
         >"$DIR/basebackup.log" 2>&1 || fail "pg_basebackup failed: $(tail -3 "$DIR/basebackup.log")"
-    for attempt in 1 2 3 4 5; do
-        PORT=$((20000 + RANDOM % 30000))
-        if "${RUN[@]}" "$BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 30 \
-            -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c hot_standby=on -c ssl=off -c fsync=${OSD_POSTGRES_FSYNC:-off}" start >/dev/null 2>&1; then
-            if [ -n "$WATCH" ]; then
-                (
-                    while kill -0 "$WATCH" 2>/dev/null; do sleep 1; done
-                    bash "$0" stop "$DIR"
-                ) </dev/null >/dev/null 2>&1 &
-            fi
-            echo "postgres://osd@127.0.0.1:$PORT/postgres $DIR"
-            exit 0
-        fi
-        "${RUN[@]}" "$BIN/pg_ctl" -D "$DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
-    done
-    fail "the standby did not start; last log lines: $(tail -3 "$DIR/server.log" 2>/dev/null)"
+    serve "-c hot_standby=on -c ssl=off" standby
     ;;
 stop)
     DIR="${2:?stop needs the folder start printed}"
