@@ -30,7 +30,8 @@ import PostgresNIO
 /// and `ModelContainer.historyTransactions(after:)` follows every process's saves,
 /// woken by `NOTIFY` (`PostgresStore+Notifications`).
 ///
-/// **Saves** run in one transaction. An insert whose unique key (any of its unique
+/// **Saves** run in one transaction. Its inserts go a few hundred rows a statement
+/// (`PostgresStore+Inserts`). An insert whose unique key (any of its unique
 /// constraints) a stored row holds updates that row, as the engine does; keys held
 /// by two stored rows throw `SwiftDataError.uniqueConstraintViolation`. An update
 /// writes the properties the context changed, merging with other writers' changes
@@ -347,7 +348,7 @@ public final class PostgresStore: ConcurrentDataStore {
         return result
     }
 
-    private func entity(of id: PersistentIdentifier) throws -> EntityDescription {
+    func entity(of id: PersistentIdentifier) throws -> EntityDescription {
         guard let index = compiler.schema.entityIndex(named: id.entityName) else {
             throw SwiftDataError.unknownModelType
         }
@@ -355,7 +356,7 @@ public final class PostgresStore: ConcurrentDataStore {
     }
 
     /// The row key of a stored model's identifier.
-    private func rowKey(_ id: PersistentIdentifier) throws -> Int64 {
+    func rowKey(_ id: PersistentIdentifier) throws -> Int64 {
         guard id.storeIdentifier == identifier, let key = id.integerPrimaryKey else {
             throw PostgresStoreError.server("\(id) is not an identifier of this store")
         }
@@ -370,60 +371,10 @@ public final class PostgresStore: ConcurrentDataStore {
         // changes to other properties, merged lists), which is what they read now.
         var updatedRows: [(EntityDescription, Int64)] = []
         var changes: [StoredChange] = []
-        var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
-        var upserted: [(PersistentIdentifier, EntityDescription, Int64)] = []
-        // Attributes first: inserted snapshots may name each other in relationships.
-        for snapshot in request.inserted {
-            let entity = try entity(of: snapshot.persistentIdentifier)
-            var binds = PostgresBindings()
-            var columns: [String] = []
-            var placeholders: [String] = []
-            var written: [Int: Value] = [:]
-            for (slot, attribute) in entity.attributes.enumerated() {
-                guard case let .value(value)? = snapshot.entries[attribute.name] else { continue }
-                written[slot] = value
-                try PostgresValues.append(value, to: &binds)
-                columns.append(quoted(attribute.name))
-                placeholders.append("$\(columns.count)")
-            }
-            try checkIndexable(written, of: entity)
-            let table = quoted(entity.name)
-            var sql: String
-            if let existing = try storedRow(sharingAUniqueKeyWith: snapshot, of: entity) {
-                // An upsert, on whichever unique constraint matched (as the engine does).
-                let assignments = columns.enumerated().map { "\($1) = $\($0 + 1)" } + ["\"_version\" = \"_version\" + 1"]
-                binds.append(existing)
-                sql = "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \"_id\" = $\(columns.count + 1)"
-                    + " RETURNING \"_id\", \"_version\", true AS upserted"
-            } else {
-                sql = columns.isEmpty
-                    ? "INSERT INTO \(table) DEFAULT VALUES"
-                    : "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders.joined(separator: ", ")))"
-                sql += " RETURNING \"_id\", \"_version\", false AS upserted"
-            }
-            guard let row = try execute(sql, binds).rows.first else { throw PostgresStoreError.server("an insert returned no row") }
-            let cells = row.makeRandomAccess()
-            let id = try cells[0].decode(Int64.self)
-            let permanent = try persistentIdentifier(entity.name, id)
-            remapped[snapshot.persistentIdentifier] = permanent
-            if try cells[2].decode(Bool.self) {
-                upserted.append((snapshot.persistentIdentifier, entity, id))
-                // The values it replaced are gone: every slot it wrote counts as changed.
-                changes.append(.updated(entity: try entityIndex(entity), id: RowID(id), slots: writtenSlots(snapshot, of: entity)))
-            } else {
-                changes.append(.inserted(entity: try entityIndex(entity), first: RowID(id), count: 1))
-            }
-        }
-        let upsertedKeys = Set(upserted.map(\.2))
-        // Relationships of inserts, now that every identifier is known.
-        for snapshot in request.inserted {
-            let entity = try entity(of: snapshot.persistentIdentifier)
-            let id = try rowKey(remapped[snapshot.persistentIdentifier]!)
-            // An upsert keeps the stored relationships the new model left empty.
-            try update(
-                entity, id: id, snapshot: snapshot, remapped: remapped, attributes: false, skipEmpty: upsertedKeys.contains(id),
-                writing: { _ in true })
-        }
+        // Inserts first: updates may name the new models (`PostgresStore+Inserts`).
+        let inserts = try insert(request.inserted)
+        let remapped = inserts.remapped, upserted = inserts.upserted
+        changes += inserts.changes
         for snapshot in request.updated {
             let entity = try entity(of: snapshot.persistentIdentifier)
             let id = try rowKey(snapshot.persistentIdentifier)
@@ -496,7 +447,7 @@ public final class PostgresStore: ConcurrentDataStore {
 
     /// Refuses, before anything is written, values (by slot) too long together for
     /// an index that holds them: the bytes of its text and binary columns, summed.
-    private func checkIndexable(_ values: [Int: Value], of entity: EntityDescription) throws {
+    func checkIndexable(_ values: [Int: Value], of entity: EntityDescription) throws {
         func length(_ value: Value?) -> Int {
             switch value {
             case let .string(string)?: string.utf8.count
@@ -518,7 +469,7 @@ public final class PostgresStore: ConcurrentDataStore {
     /// of its unique keys, locked until the save ends. Two rows holding two of its keys
     /// is a violation. (A row another save inserts meanwhile makes the insert fail on
     /// the unique index, and the save runs again: `transaction(_:)`.)
-    private func storedRow(sharingAUniqueKeyWith snapshot: DefaultSnapshot, of entity: EntityDescription) throws -> Int64? {
+    func storedRow(sharingAUniqueKeyWith snapshot: DefaultSnapshot, of entity: EntityDescription) throws -> Int64? {
         var binds = PostgresBindings()
         var alternatives: [String] = []
         for constraint in entity.uniqueness {
@@ -551,7 +502,7 @@ public final class PostgresStore: ConcurrentDataStore {
     }
 
     /// The slots a snapshot holds values for, ascending.
-    private func writtenSlots(_ snapshot: DefaultSnapshot, of entity: EntityDescription) -> [Int] {
+    func writtenSlots(_ snapshot: DefaultSnapshot, of entity: EntityDescription) -> [Int] {
         (0..<entity.slotCount).filter { snapshot.entries[entity.name(ofSlot: $0)] != nil }
     }
 
@@ -641,7 +592,7 @@ public final class PostgresStore: ConcurrentDataStore {
 
     /// Writes a snapshot's attributes (when `attributes`) and relationships, those
     /// `writing` names, to row `id` (if there is one).
-    private func update(
+    func update(
         _ entity: EntityDescription, id: Int64, snapshot: DefaultSnapshot, remapped: [PersistentIdentifier: PersistentIdentifier],
         attributes: Bool, skipEmpty: Bool, writing: (String) -> Bool
     ) throws {
@@ -661,23 +612,33 @@ public final class PostgresStore: ConcurrentDataStore {
             try checkIndexable(written, of: entity)
         }
         for relationship in entity.relationships where writing(relationship.name) {
-            let ids: [PersistentIdentifier]
-            switch snapshot.entries[relationship.name] {
-            case let .toOne(id)?: ids = id.map { [$0] } ?? []
-            case let .toMany(list)?: ids = list
-            default: continue
-            }
-            if skipEmpty, ids.isEmpty { continue }
-            // A to-many never lists a row twice: an upserted model and the one it
-            // replaced are one row (the engine dedupes the same way).
-            var seen = Set<Int64>()
-            let keys = try ids.map { try rowKey(remapped[$0] ?? $0) }.filter { seen.insert($0).inserted }
-            try assign(relationship.name, relationship.isToMany ? .references(keys.map(RowID.init)) : keys.first.map { .reference(RowID($0)) } ?? .null)
+            let entry = snapshot.entries[relationship.name]
+            if skipEmpty, entry == .toOne(nil) || entry == .toMany([]) { continue }
+            guard let value = try relationshipValue(relationship, entry, remapped: remapped) else { continue }
+            try assign(relationship.name, value)
         }
         guard !assignments.isEmpty else { return }
         binds.append(id)
         let sql = "UPDATE \(quoted(entity.name)) SET \(assignments.joined(separator: ", ")), \"_version\" = \"_version\" + 1 WHERE \"_id\" = $\(assignments.count + 1)"
         try execute(sql, binds)
+    }
+
+    /// The column value of a relationship's snapshot entry, its models named by row
+    /// key (new ones by `remapped`), or nil when the snapshot has no entry for it.
+    func relationshipValue(
+        _ relationship: RelationshipDescription, _ entry: DefaultSnapshot.Entry?, remapped: [PersistentIdentifier: PersistentIdentifier]
+    ) throws -> Value? {
+        let ids: [PersistentIdentifier]
+        switch entry {
+        case let .toOne(id)?: ids = id.map { [$0] } ?? []
+        case let .toMany(list)?: ids = list
+        default: return nil
+        }
+        // A to-many never lists a row twice: an upserted model and the one it
+        // replaced are one row (the engine dedupes the same way).
+        var seen = Set<Int64>()
+        let keys = try ids.map { try rowKey(remapped[$0] ?? $0) }.filter { seen.insert($0).inserted }
+        return relationship.isToMany ? .references(keys.map(RowID.init)) : keys.first.map { .reference(RowID($0)) } ?? .null
     }
 
     // MARK: Contexts and erasing

@@ -232,6 +232,64 @@ import Testing
         #expect(voyage?.destination == "Porto")
     }
 
+    /// One save of more models than a statement of PostgresStore carries (it writes
+    /// a save's inserts some hundred rows a statement), linked to each other across
+    /// those statements, with one that upserts onto a stored model and is named by
+    /// new ones, and a key given twice: every row and both sides of every link as on
+    /// the embedded store.
+    @Test(arguments: StoreKind.available)
+    func aLargeSaveKeepsEveryRowAndLink(_ kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        let container = try location.container(Voyage.self, Leg.self, Traveller.self)
+        let stored = try {
+            let context = ModelContext(container)
+            let voyage = Voyage(code: "V0500", destination: "Lisbon", startDate: Self.start, price: 1, seats: 1)
+            context.insert(voyage)
+            voyage.legs = [Leg(title: "V0500 stored leg", order: 0)]
+            try context.save()
+            return voyage.persistentModelID
+        }()
+        let context = ModelContext(container)
+        let travellers = (0..<3).map { Traveller(name: "T\($0)") }
+        for traveller in travellers { context.insert(traveller) }
+        var voyages: [Voyage] = []
+        for i in 0..<1_200 {
+            let voyage = Voyage(
+                code: String(format: "V%04d", i), destination: "Porto", startDate: Self.start, price: Double(i), seats: i % 7)
+            context.insert(voyage)
+            voyages.append(voyage)
+        }
+        for (i, voyage) in voyages.enumerated() {
+            // Legs are inserted after every voyage: their links cross statements.
+            voyage.legs = (0..<(i % 3)).map { Leg(title: "\(voyage.code) leg \($0)", order: $0) }
+            voyage.travellers = [travellers[i % 3]]
+        }
+        // A key twice in one save: the later model lands on the earlier one's row.
+        let twice = Voyage(code: "V0100", destination: "Faro", startDate: Self.start, price: 100, seats: 100 % 7)
+        context.insert(twice)
+        try context.save()
+        #expect(twice.persistentModelID == voyages[100].persistentModelID)
+        // V0500 was stored: the new model took its row, and its legs replaced the
+        // stored one, whose link is gone on both sides.
+        #expect(voyages[500].persistentModelID == stored)
+        let fresh = ModelContext(container)
+        let all = try fresh.fetch(FetchDescriptor<Voyage>(sortBy: [SortDescriptor(\.code)]))
+        #expect(all.map(\.code) == voyages.map(\.code))
+        #expect(all.map(\.price) == (0..<1_200).map(Double.init))
+        #expect(all.map(\.destination).filter { $0 != "Porto" } == ["Faro"])
+        for (i, voyage) in all.enumerated() {
+            #expect(Set(voyage.legs.map(\.title)) == Set((0..<(i % 3)).map { "\(voyage.code) leg \($0)" }))
+            #expect(voyage.travellers.map(\.name) == ["T\(i % 3)"])
+        }
+        let legs = try fresh.fetch(FetchDescriptor<Leg>())
+        #expect(legs.count == 1 + (0..<1_200).map { $0 % 3 }.reduce(0, +))
+        #expect(legs.filter { $0.voyage == nil }.map(\.title) == ["V0500 stored leg"])
+        #expect(legs.allSatisfy { $0.voyage == nil || $0.title.hasPrefix($0.voyage!.code + " leg") })
+        let named = try fresh.fetch(FetchDescriptor<Traveller>(sortBy: [SortDescriptor(\.name)]))
+        #expect(named.map(\.voyages.count) == [400, 400, 400])
+    }
+
     @Test(arguments: StoreKind.available)
     func deleteRulesApply(_ kind: StoreKind) throws {
         let location = try kind.makeLocation()
