@@ -12,6 +12,9 @@ struct PostgresPredicate {
     let entity: EntityDescription
     let entityIndex: Int
     var binds = PostgresBindings()
+    /// Each parameter's type as sent (`PostgresValues.bindKind`): a statement prepared
+    /// with some types must not be given others (`PostgresStore+Prepared`).
+    private(set) var bindKinds = ""
     private var parameterCount = 0
 
     init(entity: EntityDescription, entityIndex: Int) {
@@ -29,12 +32,14 @@ struct PostgresPredicate {
     /// The next parameter's placeholder, `value` bound to it.
     mutating func parameter(_ value: Value) throws -> String {
         try PostgresValues.append(value, to: &binds)
+        bindKinds.append(PostgresValues.bindKind(value))
         parameterCount += 1
         return "$\(parameterCount)"
     }
 
     private mutating func listParameter(_ values: [Value]) -> String? {
         guard PostgresValues.appendList(values, to: &binds) else { return nil }
+        bindKinds += "[" + String(values.first.map(PostgresValues.bindKind) ?? "-")
         parameterCount += 1
         return "$\(parameterCount)"
     }

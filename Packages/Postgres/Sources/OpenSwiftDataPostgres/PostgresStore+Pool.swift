@@ -25,6 +25,8 @@ final class PostgresConnectionPool: Sendable {
     let client: PostgresClient
     /// Where the pool's tasks run (and the change feed's listener's).
     let executor: EventLoopTaskExecutor
+    /// The names of the fetch statements its connections prepare (`PostgresStore+Prepared`).
+    let statements = PreparedStatements()
     private let runner: Task<Void, Never>
 
     init(_ configuration: PostgresClient.Configuration, logger: Logger) {
@@ -65,6 +67,16 @@ final class PostgresConnectionPool: Sendable {
         return try body(connection)
     }
 
+    /// Runs `body` in a task on the pool's event loop, blocking the calling thread
+    /// until it ends: how a synchronous store call uses postgres-nio's async API.
+    func wait<R: Sendable>(_ body: @escaping @Sendable () async throws -> R) throws -> R {
+        let outcome = Outcome<R>()
+        Task(executorPreference: executor) {
+            do { outcome.end(.success(try await body())) } catch { outcome.end(.failure(error)) }
+        }
+        return try outcome.wait()
+    }
+
     /// Ends `run()`, which closes the connections and then returns, ending the
     /// runner task: the store's last act.
     ///
@@ -74,6 +86,22 @@ final class PostgresConnectionPool: Sendable {
     /// them.
     func shutdown() {
         runner.cancel()
+    }
+}
+
+/// What a task of `wait` ended with, on its way to the waiting thread.
+private final class Outcome<R: Sendable>: Sendable {
+    private let result = Mutex<Result<R, any Error>?>(nil)
+    private let ended = DispatchSemaphore(value: 0)
+
+    func end(_ result: Result<R, any Error>) {
+        self.result.withLock { $0 = result }
+        ended.signal()
+    }
+
+    func wait() throws -> R {
+        ended.wait()
+        return try result.withLock { $0! }.get()
     }
 }
 

@@ -158,7 +158,7 @@ final class PostgresReplicas: Sendable {
     /// Runs `read` on a standby that has replayed every save the context must see, or
     /// returns nil when none has (or each one tried failed): the caller reads from
     /// the primary.
-    func read<R>(for context: UUID, _ read: (PostgresConnection) throws -> R) -> R? {
+    func read<R>(for context: UUID, _ read: (PostgresConnection, PostgresConnectionPool) throws -> R) -> R? {
         guard !replicas.isEmpty else { return nil }
         let needed = required(by: context)
         guard needed != Self.unknown else { return nil }
@@ -174,7 +174,7 @@ final class PostgresReplicas: Sendable {
                         replica.replayed.store(position, ordering: .relaxed)
                         guard position >= needed else { return nil }
                     }
-                    return try read(connection)
+                    return try read(connection, replica.pool)
                 }
                 if let result { return result }
             } catch PostgresStoreError.connection(let message) {

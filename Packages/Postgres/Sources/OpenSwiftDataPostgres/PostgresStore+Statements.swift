@@ -60,16 +60,18 @@ extension PostgresStore {
     }
 
     /// Runs a fetch's statement: on a read replica that has replayed what the fetch
-    /// must see (`PostgresStore+Replicas`), else as `execute` does, on the primary.
-    /// Inside a transaction it is `execute`: a save reads what it writes.
-    func read(_ sql: String, _ binds: PostgresBindings, for editingState: EditingState) throws -> PostgresQueryResult {
+    /// must see (`PostgresStore+Replicas`), else on the primary; prepared when it came
+    /// before (`PostgresStore+Prepared`). Inside a transaction it is `execute`: a
+    /// save reads what it writes.
+    /// - Parameter kinds: the types of `binds` (`PostgresPredicate.bindKinds`).
+    func read(_ sql: String, _ binds: PostgresBindings, kinds: String, for editingState: EditingState) throws -> [PostgresRow] {
         if let lease = Self.lease, lease.store == ObjectIdentifier(self) {
-            return try run(sql, binds, on: lease.connection, retryable: true)
+            return try run(sql, binds, on: lease.connection, retryable: true).rows
         }
-        if let result = replicas.read(for: editingState.id, { try run(sql, binds, on: $0, retryable: false) }) {
-            return result
+        if let rows = replicas.read(for: editingState.id, { try runFetch(sql, binds, kinds: kinds, on: $0, pool: $1) }) {
+            return rows
         }
-        return try pool.withConnection { try run(sql, binds, on: $0, retryable: false) }
+        return try pool.withConnection { try runFetch(sql, binds, kinds: kinds, on: $0, pool: pool) }
     }
 
     /// Runs `body` in one transaction on one leased connection: committed when it

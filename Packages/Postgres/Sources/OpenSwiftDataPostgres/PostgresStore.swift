@@ -281,7 +281,7 @@ public final class PostgresStore: ConcurrentDataStore {
     /// The SELECT's FROM, WHERE, ORDER BY and window for `descriptor`.
     private func statement<T: PersistentModel>(
         _ descriptor: FetchDescriptor<T>, columns: (EntityDescription) -> String, window: Bool = true
-    ) throws -> (sql: String, binds: PostgresBindings, entity: EntityDescription) {
+    ) throws -> (sql: String, binds: PostgresBindings, kinds: String, entity: EntityDescription) {
         let index = try compiler.entityIndex(of: T.self)
         let entity = entities[index]
         var predicate = PostgresPredicate(entity: entity, entityIndex: index)
@@ -310,21 +310,21 @@ public final class PostgresStore: ConcurrentDataStore {
             if let limit = descriptor.fetchLimit, limit > 0 { sql += " LIMIT \(limit)" }
             if let offset = descriptor.fetchOffset, offset > 0 { sql += " OFFSET \(offset)" }
         }
-        return (sql, predicate.binds, entity)
+        return (sql, predicate.binds, predicate.bindKinds, entity)
     }
 
     /// - Complexity: one statement; the server's plan (unique and ordered indexes
     ///   serve lookups, ranges and sorts).
     public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
-        let (sql, binds, entity) = try statement(request.descriptor, columns: selectList)
-        let rows = try read(sql, binds, for: request.editingState).rows
+        let (sql, binds, kinds, entity) = try statement(request.descriptor, columns: selectList)
+        let rows = try read(sql, binds, kinds: kinds, for: request.editingState)
         let snapshots = try rows.map { try snapshot($0, of: entity) }
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
     }
 
     public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
-        let (sql, binds, _) = try statement(request.descriptor, columns: { _ in "count(*)" }, window: false)
-        guard let row = try read(sql, binds, for: request.editingState).rows.first else { return 0 }
+        let (sql, binds, kinds, _) = try statement(request.descriptor, columns: { _ in "count(*)" }, window: false)
+        guard let row = try read(sql, binds, kinds: kinds, for: request.editingState).first else { return 0 }
         let total = Int(try row.makeRandomAccess()[0].decode(Int64.self))
         let range = (request.descriptor.fetchOffset ?? 0, request.descriptor.fetchLimit ?? 0)
         let afterOffset = Swift.max(0, total - Swift.max(0, range.0))
@@ -332,8 +332,8 @@ public final class PostgresStore: ConcurrentDataStore {
     }
 
     public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
-        let (sql, binds, entity) = try statement(request.descriptor, columns: { _ in "\"_id\"" })
-        return try read(sql, binds, for: request.editingState).rows.map { try persistentIdentifier(entity.name, try $0.makeRandomAccess()[0].decode(Int64.self)) }
+        let (sql, binds, kinds, entity) = try statement(request.descriptor, columns: { _ in "\"_id\"" })
+        return try read(sql, binds, kinds: kinds, for: request.editingState).map { try persistentIdentifier(entity.name, try $0.makeRandomAccess()[0].decode(Int64.self)) }
     }
 
     // MARK: Saving

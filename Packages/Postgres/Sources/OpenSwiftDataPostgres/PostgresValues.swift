@@ -84,6 +84,22 @@ enum PostgresValues {
         }
     }
 
+    /// The type `append` sends `value` as, a letter a type (`.date`'s is `.double`'s:
+    /// both are `double precision`).
+    static func bindKind(_ value: Value) -> Character {
+        switch value {
+        case .null: "0"
+        case .bool: "b"
+        case .int, .reference: "i"
+        case .uint, .decimal: "n"
+        case .double, .date: "d"
+        case .string, .url, .array, .dictionary, .codable: "s"
+        case .data: "x"
+        case .uuid: "u"
+        case .references: "I"
+        }
+    }
+
     /// A list of values of one kind as one array parameter (`= ANY($n)`), or nil when
     /// the kinds differ or have no array form.
     static func appendList(_ values: [Value], to binds: inout PostgresBindings) -> Bool {
