@@ -67,6 +67,25 @@ final class PostgresConnectionPool: Sendable {
         return try body(connection)
     }
 
+    /// Runs `body` with a connection leased for its length, all in one task on the
+    /// pool's event loop, while the calling thread waits (once, where
+    /// `withConnection` and a statement's future make it wait twice).
+    /// - Throws: what `body` throws, or `PostgresStoreError.connection` when no
+    ///   connection could be had.
+    func withConnectionTask<R: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> R) throws -> R {
+        let outcome: Result<R, any Error>
+        do {
+            outcome = try wait { [client] in
+                try await client.withConnection { connection in
+                    do { return .success(try await body(connection)) } catch { return .failure(error) }
+                }
+            }
+        } catch {
+            throw PostgresStoreError.connection("no connection from the pool: \(error)")
+        }
+        return try outcome.get()
+    }
+
     /// Runs `body` in a task on the pool's event loop, blocking the calling thread
     /// until it ends: how a synchronous store call uses postgres-nio's async API.
     func wait<R: Sendable>(_ body: @escaping @Sendable () async throws -> R) throws -> R {

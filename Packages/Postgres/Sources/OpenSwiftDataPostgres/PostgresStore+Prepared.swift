@@ -83,33 +83,36 @@ struct FetchStatement: PostgresPreparedStatement {
 }
 
 extension PostgresStore {
-    /// Runs fetch statement `sql` on `connection` (not in a transaction), as a
-    /// prepared statement when it came before (`PreparedStatements`); its rows.
+    /// The rows of fetch statement `sql` on `connection` (not in a transaction), run
+    /// as a prepared statement when it came before (`PreparedStatements`).
     /// - Parameter kinds: the types of `binds` (`PostgresPredicate.bindKinds`).
-    func runFetch(
-        _ sql: String, _ binds: PostgresBindings, kinds: String, on connection: PostgresConnection, pool: PostgresConnectionPool
-    ) throws -> [PostgresRow] {
+    /// - Throws: as `execute` does.
+    static func fetchRows(
+        _ sql: String, _ binds: PostgresBindings, kinds: String, on connection: PostgresConnection, statements: PreparedStatements,
+        logger: Logger
+    ) async throws -> [PostgresRow] {
         let key = kinds + " " + sql
-        guard let name = pool.statements.name(for: key) else {
-            return try run(sql, binds, on: connection, retryable: false).rows
-        }
-        do {
-            return try pool.wait { [logger = configuration.logger] in
-                try await FetchStatement.$text.withValue((name, sql)) {
+        if let name = statements.name(for: key) {
+            do {
+                return try await FetchStatement.$text.withValue((name, sql)) {
                     var rows: [PostgresRow] = []
                     for try await row in try await connection.execute(FetchStatement(bindings: binds), logger: logger) {
                         rows.append(row)
                     }
                     return rows
                 }
+            } catch let error as PSQLError where error.serverInfo != nil {
+                // The server refused it (perhaps its preparation): unnamed, it fails
+                // alike or not at all.
+                statements.failed(key)
+            } catch {
+                throw storeError(error, retryable: false)
             }
-        } catch let error as PSQLError where error.serverInfo != nil {
-            // The server refused it (it may have refused the preparation): unnamed, it
-            // fails alike or not at all.
-            pool.statements.failed(key)
-            return try run(sql, binds, on: connection, retryable: false).rows
+        }
+        do {
+            return try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect()
         } catch {
-            throw PostgresStoreError.connection("\(error)")
+            throw storeError(error, retryable: false)
         }
     }
 }

@@ -46,16 +46,22 @@ extension PostgresStore {
     func run(_ sql: String, _ binds: PostgresBindings, on connection: PostgresConnection, retryable: Bool) throws -> PostgresQueryResult {
         do {
             return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: configuration.logger).wait()
-        } catch let error as PSQLError {
-            let message = error.serverInfo?[.message] ?? String(describing: error.code)
-            switch error.serverInfo?[.sqlState] {
-            case "23505"?: throw SwiftDataError.uniqueConstraintViolation
-            case let state? where retryable && (state == "40P01" || state == "40001"): throw RetryableFailure(message: message)
-            default: throw PostgresStoreError.server(message)
-            }
         } catch {
+            throw Self.storeError(error, retryable: retryable)
+        }
+    }
+
+    /// What a statement's failure is to the store's callers (see `execute`).
+    static func storeError(_ error: any Error, retryable: Bool) -> any Error {
+        guard let error = error as? PSQLError else {
             // (The connection's channel failed: the server went away.)
-            throw PostgresStoreError.connection("\(error)")
+            return PostgresStoreError.connection("\(error)")
+        }
+        let message = error.serverInfo?[.message] ?? String(describing: error.code)
+        switch error.serverInfo?[.sqlState] {
+        case "23505"?: return SwiftDataError.uniqueConstraintViolation
+        case let state? where retryable && (state == "40P01" || state == "40001"): return RetryableFailure(message: message)
+        default: return PostgresStoreError.server(message)
         }
     }
 
@@ -68,10 +74,16 @@ extension PostgresStore {
         if let lease = Self.lease, lease.store == ObjectIdentifier(self) {
             return try run(sql, binds, on: lease.connection, retryable: true).rows
         }
-        if let rows = replicas.read(for: editingState.id, { try runFetch(sql, binds, kinds: kinds, on: $0, pool: $1) }) {
+        let logger = configuration.logger
+        if let rows = replicas.read(for: editingState.id, { connection, pool in
+            try pool.wait { try await Self.fetchRows(sql, binds, kinds: kinds, on: connection, statements: pool.statements, logger: logger) }
+        }) {
             return rows
         }
-        return try pool.withConnection { try runFetch(sql, binds, kinds: kinds, on: $0, pool: pool) }
+        // Leased, run and given back in one task: the calling thread waits once.
+        return try pool.withConnectionTask { [pool] connection in
+            try await Self.fetchRows(sql, binds, kinds: kinds, on: connection, statements: pool.statements, logger: logger)
+        }
     }
 
     /// Runs `body` in one transaction on one leased connection: committed when it

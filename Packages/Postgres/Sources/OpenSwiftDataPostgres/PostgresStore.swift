@@ -256,16 +256,23 @@ public final class PostgresStore: ConcurrentDataStore {
         try PersistentIdentifier.identifier(for: identifier, entityName: entity, primaryKey: id)
     }
 
-    /// The snapshot of a row selected with `selectList`.
+    /// The snapshot of a row selected with `selectList` (columns after those are
+    /// not read). A fetch makes one a row: its cells are read in order, and its
+    /// entries' table is made at its size, not grown.
     func snapshot(_ row: PostgresRow, of entity: EntityDescription) throws -> DefaultSnapshot {
-        let cells = row.makeRandomAccess()
-        let id = try cells[0].decode(Int64.self)
-        var entries: [String: DefaultSnapshot.Entry] = [:]
-        for (i, attribute) in entity.attributes.enumerated() {
-            entries[attribute.name] = .value(try PostgresValues.value(cells[2 + i], as: attribute.type))
+        var cells = row.makeIterator()
+        func next() throws -> PostgresCell {
+            guard let cell = cells.next() else { throw PostgresStoreError.server("a row of \(entity.name) lacks columns") }
+            return cell
         }
-        for (j, relationship) in entity.relationships.enumerated() {
-            let cell = cells[2 + entity.attributes.count + j]
+        let id = try next().decode(Int64.self)
+        _ = try next() // _version
+        var entries = [String: DefaultSnapshot.Entry](minimumCapacity: entity.attributes.count + entity.relationships.count)
+        for attribute in entity.attributes {
+            entries[attribute.name] = .value(try PostgresValues.value(next(), as: attribute.type))
+        }
+        for relationship in entity.relationships {
+            let cell = try next()
             if relationship.isToMany {
                 let ids = try cell.decode([Int64]?.self) ?? []
                 entries[relationship.name] = .toMany(try ids.map { try persistentIdentifier(relationship.destination, $0) })
