@@ -209,11 +209,17 @@ final class DataStoreBackend: ModelBackend {
     /// their defaults.
     private func row(of snapshot: DefaultSnapshot, layout: EntityLayout) -> Row {
         var row = layout.emptyRow
+        // A snapshot made in the layout's order is read by position; others by name.
+        let ordered = snapshot.orderedEntries(named: layout.slotNames)
+        let named = ordered == nil ? snapshot.entries : [:]
+        func entry(_ slot: Int, _ name: String) -> DefaultSnapshot.Entry? {
+            ordered.map { $0[slot] } ?? named[name]
+        }
         for (i, attribute) in layout.attributes.enumerated() {
-            if case let .value(value)? = snapshot.entries[attribute.name] { row[i] = value }
+            if case let .value(value)? = entry(i, attribute.name) { row[i] = value }
         }
         for (j, relationship) in layout.relationships.enumerated() {
-            let ids: [PersistentIdentifier] = switch snapshot.entries[relationship.name] {
+            let ids: [PersistentIdentifier] = switch entry(layout.attributes.count + j, relationship.name) {
             case let .toOne(id?)?: [id]
             case let .toMany(ids)?: ids
             default: []

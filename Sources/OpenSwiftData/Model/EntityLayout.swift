@@ -158,6 +158,9 @@ final class EntityLayout: @unchecked Sendable {
     /// identities is cheaper than hashing a key path, or even an identifier.
     /// (Attributes first, then relationships, so a position is its slot.)
     private let slotIdentities: [ObjectIdentifier]
+    /// The slots' property names, attributes first: a store's snapshot made in this
+    /// order is read without names (`DefaultSnapshot.orderedEntries(named:)`).
+    let slotNames: [String]
     let uniqueness: [[Int]]
     let indices: [IndexDescription]
     /// The scope of this entity's temporary identifiers (of no store).
@@ -224,6 +227,7 @@ final class EntityLayout: @unchecked Sendable {
         for (alias, original) in aliases where slots[alias] == nil { slots[alias] = slots[original] }
         self.slots = slots
         self.slotIdentities = attributes.map { ObjectIdentifier($0.keyPath) } + relationships.map { ObjectIdentifier($0.keyPath) }
+        self.slotNames = attributes.map(\.name) + relationships.map(\.name)
         let attributeIndex = { (kp: AnyKeyPath) -> Int? in
             if case let .attribute(i) = slots[kp] { return i }
             return nil

@@ -69,6 +69,8 @@ public final class PostgresStore: ConcurrentDataStore {
     let replicas: PostgresReplicas
     private var logger: Logger { configuration.logger }
     let compiler: StoreQueryCompiler
+    /// By entity index, `snapshotNames(of:)`.
+    private let snapshotNames: [[String]]
     /// History queries run through the compiler's container (`PostgresStore+History`).
     var historyQueries: StoreQueryCompiler { compiler }
     var entities: [EntityDescription] { compiler.schema.entities }
@@ -109,6 +111,7 @@ public final class PostgresStore: ConcurrentDataStore {
         let storeID = try Self.storeIdentifier(on: setup, logger: configuration.logger)
         identifier = storeID.uuidString
         compiler = try StoreQueryCompiler(schema: schema, storeIdentifier: storeID)
+        snapshotNames = compiler.schema.entities.map { $0.attributes.map(\.name) + $0.relationships.map(\.name) }
         var client = PostgresClient.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
             password: configuration.password, database: configuration.database, tls: tls.client)
@@ -256,10 +259,18 @@ public final class PostgresStore: ConcurrentDataStore {
         try PersistentIdentifier.identifier(for: identifier, entityName: entity, primaryKey: id)
     }
 
+    /// The property names of `entity`'s snapshots in column order (attributes, then
+    /// relationships), one array an entity: a fetch's snapshots share it, and the
+    /// context reads them in that order without hashing a name.
+    func snapshotNames(of entity: EntityDescription) throws -> [String] {
+        snapshotNames[try entityIndex(entity)]
+    }
+
     /// The snapshot of a row selected with `selectList` (columns after those are
-    /// not read). A fetch makes one a row: its cells are read in order, and its
-    /// entries' table is made at its size, not grown.
-    func snapshot(_ row: PostgresRow, of entity: EntityDescription) throws -> DefaultSnapshot {
+    /// not read): its cells read in order. With `names` (`snapshotNames(of:)`), the
+    /// snapshot holds its entries in that order, as a fetch's do; without, by name, as
+    /// the save's own reads, which look entries up by name, want them.
+    func snapshot(_ row: PostgresRow, of entity: EntityDescription, names: [String]? = nil) throws -> DefaultSnapshot {
         var cells = row.makeIterator()
         func next() throws -> PostgresCell {
             guard let cell = cells.next() else { throw PostgresStoreError.server("a row of \(entity.name) lacks columns") }
@@ -267,20 +278,26 @@ public final class PostgresStore: ConcurrentDataStore {
         }
         let id = try next().decode(Int64.self)
         _ = try next() // _version
-        var entries = [String: DefaultSnapshot.Entry](minimumCapacity: entity.attributes.count + entity.relationships.count)
+        var entries: [DefaultSnapshot.Entry] = []
+        entries.reserveCapacity(entity.attributes.count + entity.relationships.count)
         for attribute in entity.attributes {
-            entries[attribute.name] = .value(try PostgresValues.value(next(), as: attribute.type))
+            entries.append(.value(try PostgresValues.value(next(), as: attribute.type)))
         }
         for relationship in entity.relationships {
             let cell = try next()
             if relationship.isToMany {
                 let ids = try cell.decode([Int64]?.self) ?? []
-                entries[relationship.name] = .toMany(try ids.map { try persistentIdentifier(relationship.destination, $0) })
+                entries.append(.toMany(try ids.map { try persistentIdentifier(relationship.destination, $0) }))
             } else {
-                entries[relationship.name] = .toOne(try cell.decode(Int64?.self).map { try persistentIdentifier(relationship.destination, $0) })
+                entries.append(.toOne(try cell.decode(Int64?.self).map { try persistentIdentifier(relationship.destination, $0) }))
             }
         }
-        return DefaultSnapshot(persistentIdentifier: try persistentIdentifier(entity.name, id), entries: entries)
+        let identifier = try persistentIdentifier(entity.name, id)
+        if let names {
+            return DefaultSnapshot(persistentIdentifier: identifier, names: names, orderedEntries: entries)
+        }
+        let names = entity.attributes.map(\.name) + entity.relationships.map(\.name)
+        return DefaultSnapshot(persistentIdentifier: identifier, entries: Dictionary(uniqueKeysWithValues: zip(names, entries)))
     }
 
     // MARK: Fetching
@@ -325,7 +342,8 @@ public final class PostgresStore: ConcurrentDataStore {
     public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
         let (sql, binds, kinds, entity) = try statement(request.descriptor, columns: selectList)
         let rows = try read(sql, binds, kinds: kinds, for: request.editingState)
-        let snapshots = try rows.map { try snapshot($0, of: entity) }
+        let names = try snapshotNames(of: entity)
+        let snapshots = try rows.map { try snapshot($0, of: entity, names: names) }
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
     }
 

@@ -1,0 +1,165 @@
+import Foundation
+@_spi(DataStores) import OpenSwiftData
+import SwiftData
+import Testing
+
+@Model
+final class Archive {
+    var title: String
+    var shelfMark: Int
+    var note: String?
+    @Relationship(inverse: \Folio.archive) var folios: [Folio] = []
+
+    init(title: String, shelfMark: Int) {
+        self.title = title
+        self.shelfMark = shelfMark
+    }
+}
+
+@Model
+final class Folio {
+    var page: Int
+    var archive: Archive?
+
+    init(page: Int) {
+        self.page = page
+    }
+}
+
+/// Forwards to the built-in store, and hands its fetched snapshots back in order
+/// form (`DefaultSnapshot(persistentIdentifier:names:orderedEntries:)`), with the
+/// names in the model's declared order or reversed.
+final class OrderedSnapshotStoreConfiguration: DataStoreConfiguration {
+    typealias Store = OrderedSnapshotStore
+    var name = "ordered"
+    var schema: Schema?
+    let inner: ModelConfiguration
+    let reversed: Bool
+
+    init(inner: ModelConfiguration, reversed: Bool) {
+        self.inner = inner
+        self.reversed = reversed
+    }
+
+    static func == (lhs: OrderedSnapshotStoreConfiguration, rhs: OrderedSnapshotStoreConfiguration) -> Bool { lhs === rhs }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+final class OrderedSnapshotStore: DataStore {
+    typealias Configuration = OrderedSnapshotStoreConfiguration
+    typealias Snapshot = DefaultSnapshot
+
+    let configuration: OrderedSnapshotStoreConfiguration
+    let inner: DefaultStore
+    var schema: Schema { inner.schema }
+    var identifier: String { inner.identifier }
+
+    init(_ configuration: OrderedSnapshotStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
+        self.configuration = configuration
+        var inner = configuration.inner
+        inner.schema = configuration.schema
+        self.inner = try DefaultStore(inner, migrationPlan: migrationPlan)
+    }
+
+    /// Declared order: attributes, then relationships (the layout's).
+    static func names(of type: String) -> [String] {
+        type == "Archive" ? ["title", "shelfMark", "note", "folios"] : ["page", "archive"]
+    }
+
+    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+        let result = try inner.fetch(request)
+        let ordered = result.fetchedSnapshots.map { snapshot in
+            let declared = Self.names(of: snapshot.persistentIdentifier.entityName)
+            let names = configuration.reversed ? Array(declared.reversed()) : declared
+            return DefaultSnapshot(
+                persistentIdentifier: snapshot.persistentIdentifier, names: names, orderedEntries: names.map { snapshot.entries[$0]! })
+        }
+        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: ordered)
+    }
+
+    func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int { try inner.fetchCount(request) }
+
+    func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
+        try inner.fetchIdentifiers(request)
+    }
+
+    func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        try inner.save(request)
+    }
+}
+
+/// Snapshots a store makes in column order (as PostgresStore's fetches do) read into
+/// the same models as snapshots by name, and behave as them everywhere else.
+@Suite struct OrderedSnapshotTests {
+    private func container(reversed: Bool) throws -> ModelContainer {
+        let schema = Schema([Archive.self, Folio.self])
+        let inner = ModelConfiguration(schema: schema, isStoredInMemoryOnly: true)
+        let configuration = OrderedSnapshotStoreConfiguration(inner: inner, reversed: reversed)
+        configuration.schema = schema
+        return try ModelContainer(for: schema, configurations: [configuration])
+    }
+
+    /// In the layout's order the context reads by position; reversed, the names do
+    /// not match and it reads by name: the same models either way.
+    @Test(arguments: [false, true])
+    func fetchedModelsHoldTheStoredValues(reversed: Bool) throws {
+        let container = try container(reversed: reversed)
+        do {
+            let context = ModelContext(container)
+            for i in 0..<5 {
+                let archive = Archive(title: "A\(i)", shelfMark: i * 10)
+                archive.note = i % 2 == 0 ? nil : "odd \(i)"
+                context.insert(archive)
+                archive.folios = (0..<i).map { Folio(page: $0) }
+            }
+            try context.save()
+        }
+        let context = ModelContext(container)
+        let archives = try context.fetch(FetchDescriptor<Archive>(sortBy: [SortDescriptor(\.title)]))
+        #expect(archives.map(\.title) == (0..<5).map { "A\($0)" })
+        #expect(archives.map(\.shelfMark) == (0..<5).map { $0 * 10 })
+        #expect(archives.map(\.note) == (0..<5).map { $0 % 2 == 0 ? nil : "odd \($0)" })
+        #expect(archives.map { $0.folios.map(\.page).sorted() } == (0..<5).map { Array(0..<$0) })
+        let folios = try context.fetch(FetchDescriptor<Folio>())
+        #expect(folios.count == 10)
+        #expect(folios.allSatisfy { folio in folio.archive?.folios.contains { $0 === folio } ?? false })
+        // A refetch after a change elsewhere replaces the model's values.
+        let other = ModelContext(container)
+        let first = try #require(try other.fetch(FetchDescriptor<Archive>(predicate: #Predicate { $0.title == "A1" })).first)
+        first.shelfMark = 11
+        try other.save()
+        _ = try context.fetch(FetchDescriptor<Archive>())
+        #expect(archives[1].shelfMark == 11)
+    }
+
+    /// Equality, coding, copies and `value(forKey:)` see the entries, not their form.
+    @Test func anOrderedSnapshotIsTheSameSnapshotByName() throws {
+        let id = try PersistentIdentifier.identifier(for: "store", entityName: "Archive", primaryKey: 7)
+        let folio = try PersistentIdentifier.identifier(for: "store", entityName: "Folio", primaryKey: 3)
+        let names = ["title", "shelfMark", "note", "folios"]
+        let entries: [DefaultSnapshot.Entry] = [.value(.string("Ledger")), .value(.int(40)), .value(.null), .toMany([folio])]
+        let ordered = DefaultSnapshot(persistentIdentifier: id, names: names, orderedEntries: entries)
+        let named = DefaultSnapshot(persistentIdentifier: id, entries: Dictionary(uniqueKeysWithValues: zip(names, entries)))
+        #expect(ordered == named)
+        #expect(ordered.entries == named.entries)
+        #expect(ordered.value(forKey: "title", as: String.self) == "Ledger")
+        #expect(ordered.value(forKey: "shelfMark", as: Int.self) == 40)
+        #expect(ordered.value(forKey: "note", as: String.self) == nil)
+        #expect(ordered.value(forKey: "folios", as: [PersistentIdentifier].self) == [folio])
+        #expect(ordered.propertyNames == names.sorted())
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let coded = try encoder.encode(ordered)
+        #expect(coded == (try encoder.encode(named)))
+        #expect(try JSONDecoder().decode(DefaultSnapshot.self, from: coded) == named)
+        let other = try PersistentIdentifier.identifier(for: "store", entityName: "Archive", primaryKey: 8)
+        #expect(ordered.copy(persistentIdentifier: other, remappedIdentifiers: nil).persistentIdentifier == other)
+        #expect(ordered.copy(persistentIdentifier: other, remappedIdentifiers: nil).entries == named.entries)
+        let moved = try PersistentIdentifier.identifier(for: "store", entityName: "Folio", primaryKey: 9)
+        #expect(ordered.copy(persistentIdentifier: id, remappedIdentifiers: [folio: moved]).entries["folios"] == .toMany([moved]))
+        var edited = ordered
+        edited.entries["title"] = .value(.string("Log"))
+        #expect(edited.value(forKey: "title", as: String.self) == "Log")
+        #expect(edited.value(forKey: "shelfMark", as: Int.self) == 40)
+    }
+}
