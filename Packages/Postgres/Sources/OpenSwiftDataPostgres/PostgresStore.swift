@@ -69,8 +69,9 @@ public final class PostgresStore: ConcurrentDataStore {
     let replicas: PostgresReplicas
     private var logger: Logger { configuration.logger }
     let compiler: StoreQueryCompiler
-    /// By entity index, `snapshotNames(of:)`.
+    /// By entity index, `snapshotNames(of:)` and `selectList(_:)`.
     private let snapshotNames: [[String]]
+    private let selectLists: [String]
     /// History queries run through the compiler's container (`PostgresStore+History`).
     var historyQueries: StoreQueryCompiler { compiler }
     var entities: [EntityDescription] { compiler.schema.entities }
@@ -112,6 +113,7 @@ public final class PostgresStore: ConcurrentDataStore {
         identifier = storeID.uuidString
         compiler = try StoreQueryCompiler(schema: schema, storeIdentifier: storeID)
         snapshotNames = compiler.schema.entities.map { $0.attributes.map(\.name) + $0.relationships.map(\.name) }
+        selectLists = compiler.schema.entities.map(Self.makeSelectList)
         var client = PostgresClient.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
             password: configuration.password, database: configuration.database, tls: tls.client)
@@ -249,8 +251,14 @@ public final class PostgresStore: ConcurrentDataStore {
 
     // MARK: Rows and snapshots
 
-    /// The columns a snapshot reads, in entity slot order, after `_id` and `_version`.
+    /// The columns a snapshot reads, in entity slot order, after `_id` and `_version`
+    /// (made once an entity: every fetch sends it).
     func selectList(_ entity: EntityDescription) -> String {
+        guard let index = compiler.schema.entityIndex(named: entity.name) else { return Self.makeSelectList(entity) }
+        return selectLists[index]
+    }
+
+    private static func makeSelectList(_ entity: EntityDescription) -> String {
         (["\"_id\"", "\"_version\""] + entity.attributes.map { quoted($0.name) } + entity.relationships.map { quoted($0.name) })
             .joined(separator: ", ")
     }
