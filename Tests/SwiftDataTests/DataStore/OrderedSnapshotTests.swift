@@ -162,4 +162,19 @@ final class OrderedSnapshotStore: DataStore {
         #expect(edited.value(forKey: "title", as: String.self) == "Log")
         #expect(edited.value(forKey: "shelfMark", as: Int.self) == 40)
     }
+
+    /// `RowIdentifiers` makes the identifiers `identifier(for:entityName:primaryKey:)`
+    /// makes, negative keys (text keys there) included.
+    @Test func rowIdentifiersAreTheIdentifiersOfTheirKeys() throws {
+        let rows = try RowIdentifiers(storeIdentifier: "store", entityName: "Archive")
+        for key: Int64 in [0, 7, 1 << 40, -3] {
+            let made = try rows.identifier(key)
+            let expected = try PersistentIdentifier.identifier(for: "store", entityName: "Archive", primaryKey: key)
+            #expect(made == expected)
+            #expect(made.hashValue == expected.hashValue)
+            #expect(made.entityName == "Archive" && made.storeIdentifier == "store")
+        }
+        #expect(try rows.identifier(7) != (try PersistentIdentifier.identifier(for: "store", entityName: "Folio", primaryKey: 7)))
+        #expect(throws: DataStoreError.unsupportedFeature) { try RowIdentifiers(storeIdentifier: "", entityName: "Archive") }
+    }
 }

@@ -72,6 +72,8 @@ public final class PostgresStore: ConcurrentDataStore {
     /// By entity index, `snapshotNames(of:)` and `selectList(_:)`.
     private let snapshotNames: [[String]]
     private let selectLists: [String]
+    /// Each entity's identifiers of row keys (one made a fetched row), by entity name.
+    private let rowIdentifiers: [String: RowIdentifiers]
     /// History queries run through the compiler's container (`PostgresStore+History`).
     var historyQueries: StoreQueryCompiler { compiler }
     var entities: [EntityDescription] { compiler.schema.entities }
@@ -114,6 +116,9 @@ public final class PostgresStore: ConcurrentDataStore {
         compiler = try StoreQueryCompiler(schema: schema, storeIdentifier: storeID)
         snapshotNames = compiler.schema.entities.map { $0.attributes.map(\.name) + $0.relationships.map(\.name) }
         selectLists = compiler.schema.entities.map(Self.makeSelectList)
+        rowIdentifiers = try Dictionary(uniqueKeysWithValues: compiler.schema.entities.map {
+            ($0.name, try RowIdentifiers(storeIdentifier: storeID.uuidString, entityName: $0.name))
+        })
         var client = PostgresClient.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
             password: configuration.password, database: configuration.database, tls: tls.client)
@@ -264,7 +269,10 @@ public final class PostgresStore: ConcurrentDataStore {
     }
 
     func persistentIdentifier(_ entity: String, _ id: Int64) throws -> PersistentIdentifier {
-        try PersistentIdentifier.identifier(for: identifier, entityName: entity, primaryKey: id)
+        guard let rows = rowIdentifiers[entity] else {
+            return try PersistentIdentifier.identifier(for: identifier, entityName: entity, primaryKey: id)
+        }
+        return try rows.identifier(id)
     }
 
     /// The property names of `entity`'s snapshots in column order (attributes, then
