@@ -146,6 +146,28 @@ public struct StoreVersion: Sendable {
         return found
     }
 
+    /// What `row(exactKeyOf:_:of:)` found.
+    public enum ExactKeyMatch: Equatable {
+        /// The row that holds the key.
+        case row(RowID)
+        /// No row holds it.
+        case absent
+    }
+
+    /// The row of `entity` that holds the one exact unique key `plan` looks up
+    /// (`QueryPlan.exactUniqueKey`) with `parameters`; nil when `plan` does not look
+    /// one exact key up. A key lookup in a loop (`ModelContext.keyMatch`, W2) asks:
+    /// read here, the table is not copied out of the version (each copy retained
+    /// and released its arrays: about 450 instructions a lookup).
+    /// - Complexity: O(log n)
+    public func row(exactKeyOf plan: QueryPlan, _ parameters: [Value], of entity: Int) -> ExactKeyMatch? {
+        guard let (constraint, key) = plan.exactUniqueKey(parameters, kinds: parts.tables[entity].kinds) else { return nil }
+        guard let id = lookup(unique: key, constraint: constraint, of: entity), parts.tables[entity].contains(id) else {
+            return .absent
+        }
+        return .row(id)
+    }
+
     /// The first row other than `excluded` whose key under unique constraint
     /// `constraint` equals `key` (one at most in a published version). A key with a
     /// nil part names none (like SQL, several rows may leave a unique attribute unset).
