@@ -139,9 +139,12 @@ public struct StoreVersion: Sendable {
         assert(schema.entities[entity].uniqueness[constraint].count == 1, "a compound constraint's key has several values")
         guard !key.isNull else { return nil }
         var found: RowID?
-        parts.orderedIndexes[entity][parts.uniqueTrees[entity][constraint]].forEachRow(equalTo: IndexKey(key)) { row in
-            found = row
-            return false
+        let tree = parts.uniqueTrees[entity][constraint]
+        parts.orderedIndexes[entity].withUnsafeBufferPointer { indexes in
+            OrderedIndex.forEachRow(equalTo: IndexKey(key), in: indexes.baseAddress! + tree) { row in
+                found = row
+                return false
+            }
         }
         return found
     }
@@ -175,10 +178,13 @@ public struct StoreVersion: Sendable {
     private func holder(of key: IndexKey, constraint: Int, of entity: Int, excluding excluded: RowID?) -> RowID? {
         guard !key.head.isNull, !key.tail.contains(where: \.isNull) else { return nil }
         var found: RowID?
-        orderedIndexes[entity][uniqueTrees[entity][constraint]].forEachRow(equalTo: key) { row in
-            guard row != excluded else { return true }
-            found = row
-            return false
+        let tree = parts.uniqueTrees[entity][constraint]
+        parts.orderedIndexes[entity].withUnsafeBufferPointer { indexes in
+            OrderedIndex.forEachRow(equalTo: key, in: indexes.baseAddress! + tree) { row in
+                guard row != excluded else { return true }
+                found = row
+                return false
+            }
         }
         return found
     }
