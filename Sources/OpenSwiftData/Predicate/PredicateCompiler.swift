@@ -171,7 +171,7 @@ struct PredicateCompiler {
         return .null
     }
 
-    /// The next parameter's position, in the order the fingerprint lists constants.
+    /// The next parameter's position, in the order the fingerprint captures values (`PredicateFingerprint.parameters`).
     mutating func nextParameter() -> Int {
         defer { parameterCount += 1 }
         return parameterCount
