@@ -29,7 +29,7 @@ extension PredicateExpressions.Arithmetic: CompilablePredicateExpression where L
         case .subtract: 12
         case .multiply: 13
         }
-        print.add(operator: code)
+        print.operators.append(code)
         print.visit(lhs)
         print.visit(rhs)
     }

@@ -35,7 +35,7 @@ extension PredicateExpressions.Comparison: CompilablePredicateExpression where L
         case .greaterThan: 3
         case .greaterThanOrEqual: 4
         }
-        print.add(operator: code)
+        print.operators.append(code)
         print.visit(lhs)
         print.visit(rhs)
     }

@@ -13,7 +13,7 @@ extension PredicateExpressions.Variable: CompilablePredicateExpression {
 
 extension PredicateExpressions.Value: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
-        print.capture(value)
+        print.constants.append(value)
     }
 
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
@@ -111,7 +111,7 @@ extension PredicateExpressions.NilLiteral: CompilablePredicateExpression {
 
 extension PredicateExpressions.KeyPath: CompilablePredicateExpression where Root: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
-        print.add(keyPath: keyPath)
+        print.keyPaths.append(keyPath)
         print.visit(root)
     }
 
