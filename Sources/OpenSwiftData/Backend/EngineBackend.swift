@@ -28,7 +28,7 @@ final class EngineBackend: ModelBackend {
         _ request: FetchRequest, in context: ModelContext, onModels: () -> any FetchedModels,
         count: (Int) -> Void, body: (any PersistentModel) -> Void
     ) throws {
-        let filter = try FetchQuery.filter(of: request, in: context.container)
+        let filter = try FetchQuery.filter(of: request, in: context)
         switch try context.keyMatch(request, filter: filter) {
         case let .model(model)?:
             count(1)

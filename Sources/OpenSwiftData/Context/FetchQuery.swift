@@ -77,7 +77,7 @@ struct FetchQuery {
         fetchLimit = request.fetchLimit
         fetchOffset = request.fetchOffset
         includePendingChanges = request.includePendingChanges
-        let filter = try compiled ?? Self.filter(of: request, in: context.container)
+        let filter = try compiled ?? Self.filter(of: request, in: context)
         var needsModels = !context.changed.isEmpty || includePendingChanges && context.registry.hasPendingInserts
             || hasSort && sortKeys == nil
         if case .fallback = filter { needsModels = true }
@@ -114,12 +114,15 @@ struct FetchQuery {
     }
 
     /// `request`'s predicate compiled to the engine's form (with the type test of a
-    /// subclass in a model hierarchy), or why it falls back to models.
-    static func filter(of request: FetchRequest, in container: ModelContainer) throws -> Filter {
+    /// subclass in a model hierarchy), or why it falls back to models; for a fetch of
+    /// `context`, whose `PredicateMemo` is tried first.
+    static func filter(of request: FetchRequest, in context: ModelContext) throws -> Filter {
+        let container = context.container
         if let predicate = request.predicate {
             do {
                 return .native(try PredicateCompiler.compile(
-                    predicate.expression, variable: predicate.variable, model: request.model, in: container))
+                    predicate.expression, variable: predicate.variable, model: request.model, in: container,
+                    memo: context.predicateMemo))
             } catch let unsupported as PredicateCompiler.Unsupported {
                 return .fallback(reason: unsupported.description)
             }

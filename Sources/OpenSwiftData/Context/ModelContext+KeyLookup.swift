@@ -33,11 +33,12 @@ extension ModelContext {
         let entity = try container.entityIndex(of: request.model)
         container.store.catchUp()
         let version = container.store.current
-        let table = version.tables[entity]
         // Not exact (a value of another kind than the attribute's, a nil): rows are
         // tested. (A NaN is exact: it equals no key.)
-        guard let (constraint, key) = plan.exactUniqueKey(compiled.parameters, kinds: table.kinds) else { return nil }
-        guard let id = version.lookup(unique: key, constraint: constraint, of: entity), table.contains(id) else { return .absent }
-        return .model(materialize(container.layout(at: entity), entity: entity, id: id, row: nil, in: version))
+        switch version.row(exactKeyOf: plan, compiled.parameters, of: entity) {
+        case nil: return nil
+        case .absent?: return .absent
+        case let .row(id)?: return .model(materialize(container.layout(at: entity), entity: entity, id: id, row: nil, in: version))
+        }
     }
 }

@@ -74,6 +74,8 @@ public class ModelContext: Equatable, SendableMetatype {
     @exclusivity(unchecked) var undoState = UndoState()
     /// The context's identity for a custom store (`editingState`).
     lazy var editingStateID = UUID()
+    /// The predicate templates the context's last fetches found, tried first by the next.
+    let predicateMemo = PredicateMemo()
     /// Snapshots a custom store returned beside the models fetched, which
     /// relationships resolve from before asking the store (`DataStoreBackend`).
     @exclusivity(unchecked) var storeSnapshots: [PersistentIdentifier: DefaultSnapshot] = [:]

@@ -22,10 +22,6 @@ final class PredicateCache: Sendable {
         // Unchecked: read and written only under the cache's lock (the runtime's
         // exclusivity check cost about 75 instructions per access).
         @exclusivity(unchecked) var templates: [Template] = []
-        /// The key paths and operators of the last fingerprint that found its
-        /// template, kept for the next: refilling their buffers saves two allocations
-        /// per repeated fetch.
-        @exclusivity(unchecked) var scratch = PredicateFingerprint()
 
         init(fingerprinter: (any PredicateFingerprinting)?) {
             self.fingerprinter = fingerprinter
@@ -39,12 +35,14 @@ final class PredicateCache: Sendable {
 
     private let state = Locked(State())
 
-    /// What `lookUp` found for an expression.
+    /// What `lookUp` found for an expression, with how to fingerprint expressions of
+    /// its type (which a context's `PredicateMemo` keeps).
     enum Found {
-        /// Its template: bind `constants` (in fingerprint order) as its parameters.
-        case template(CompiledPredicate, constants: [Any])
+        /// Its template, and its fingerprint, whose captured values are the
+        /// template's parameters.
+        case template(CompiledPredicate, PredicateFingerprint, any PredicateFingerprinting)
         /// No template yet: compile one and `add` it under this fingerprint.
-        case uncached(PredicateFingerprint)
+        case uncached(PredicateFingerprint, any PredicateFingerprinting)
     }
 
     /// `expression`'s cached template and captured values, or its fingerprint when
@@ -63,20 +61,12 @@ final class PredicateCache: Sendable {
             }
             guard let fingerprinter = entry.fingerprinter else { return nil }
             var print = PredicateFingerprint()
-            swap(&print, &entry.scratch)
-            print.keyPaths.removeAll(keepingCapacity: true)
-            print.operators.removeAll(keepingCapacity: true)
-            print.isCacheable = true
-            print.constants.reserveCapacity(4)
             fingerprinter.fingerprint(expression, into: &print)
-            if let model { print.operators.append(Int(bitPattern: UInt(bitPattern: ObjectIdentifier(model)))) }
+            if let model { print.add(operator: PredicateFingerprint.code(of: model)) }
             guard print.isCacheable else { return nil }
             let template = entry.templates.first { $0.keyPaths == print.keyPaths && $0.operators == print.operators }
-            guard let template else { return .uncached(print) }
-            let constants = print.constants
-            print.constants = []
-            entry.scratch = print
-            return .template(template.compiled, constants: constants)
+            guard let template else { return .uncached(print, fingerprinter) }
+            return .template(template.compiled, print, fingerprinter)
         }
     }
 
@@ -110,7 +100,7 @@ final class PredicateCache: Sendable {
 }
 
 /// Fingerprints expressions of one type known to be compilable.
-private protocol PredicateFingerprinting {
+protocol PredicateFingerprinting {
     /// Fingerprints `expression`, which is an `E` (entries are kept by expression type).
     func fingerprint(_ expression: any StandardPredicateExpression<Bool>, into print: inout PredicateFingerprint)
 }
@@ -118,10 +108,12 @@ private protocol PredicateFingerprinting {
 private struct Fingerprinter<E: CompilablePredicateExpression>: PredicateFingerprinting {
     func fingerprint(_ expression: any StandardPredicateExpression<Bool>, into print: inout PredicateFingerprint) {
         // The existential is opened and its value read as an `E` in place: a cast
-        // (`as! E`) cost about 420 instructions a fetch.
+        // (`as! E`) cost about 420 instructions a fetch, and passing the pointee as an
+        // argument (`print.visit($0.pointee)`) copied the tree and destroyed the copy,
+        // about 230.
         func visit<X: StandardPredicateExpression<Bool>>(_ value: X) {
             assert(X.self == E.self)
-            withUnsafePointer(to: value) { $0.withMemoryRebound(to: E.self, capacity: 1) { print.visit($0.pointee) } }
+            withUnsafePointer(to: value) { UnsafeRawPointer($0).assumingMemoryBound(to: E.self).pointee.fingerprint(into: &print) }
         }
         visit(expression)
     }

@@ -29,7 +29,7 @@ extension PredicateExpressions.Arithmetic: CompilablePredicateExpression where L
         case .subtract: 12
         case .multiply: 13
         }
-        print.operators.append(code)
+        print.add(operator: code)
         print.visit(lhs)
         print.visit(rhs)
     }

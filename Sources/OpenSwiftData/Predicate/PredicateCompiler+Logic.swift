@@ -35,7 +35,7 @@ extension PredicateExpressions.Comparison: CompilablePredicateExpression where L
         case .greaterThan: 3
         case .greaterThanOrEqual: 4
         }
-        print.operators.append(code)
+        print.add(operator: code)
         print.visit(lhs)
         print.visit(rhs)
     }

@@ -13,7 +13,7 @@ extension PredicateExpressions.Variable: CompilablePredicateExpression {
 
 extension PredicateExpressions.Value: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
-        print.constants.append(value)
+        print.capture(value)
     }
 
     func compile(with compiler: inout PredicateCompiler) throws -> PredicateCompiler.Node {
@@ -111,7 +111,7 @@ extension PredicateExpressions.NilLiteral: CompilablePredicateExpression {
 
 extension PredicateExpressions.KeyPath: CompilablePredicateExpression where Root: CompilablePredicateExpression {
     func fingerprint(into print: inout PredicateFingerprint) {
-        print.keyPaths.append(keyPath)
+        print.add(keyPath: keyPath)
         print.visit(root)
     }
 

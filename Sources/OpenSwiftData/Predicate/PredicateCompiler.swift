@@ -74,34 +74,41 @@ struct PredicateCompiler {
 
     /// `compile(_:in:)` for a predicate taken apart: its expression tree, its
     /// variable and the model type it tests. (Not generic: the fetch path is not.)
+    /// `memo`, the fetching context's, is tried before the container's cache.
     static func compile(
         _ expression: any StandardPredicateExpression<Bool>, variable: PredicateExpressions.VariableID, model: any PersistentModel.Type,
-        in container: ModelContainer
+        in container: ModelContainer, memo: PredicateMemo? = nil
     ) throws -> CompiledFilter {
-        let template: CompiledPredicate, constants: [Any]
-        switch container.compiledPredicates.lookUp(expression, model: container.hasHierarchies ? model : nil) {
-        case nil:
-            let compiled = try Self.compiled(expression, variable: variable, model: model, in: container, asTemplate: false)
-            return CompiledFilter(template: compiled.expression, parameters: [], cache: nil)
-        case let .template(cached, values)?:
-            (template, constants) = (cached, values)
-        case let .uncached(print)?:
-            template = container.compiledPredicates.add(
-                CompiledPredicate(Result {
-                    let template = try Self.compiled(expression, variable: variable, model: model, in: container, asTemplate: true)
-                    return (template.expression, template.compiler.identifierParameters)
-                }),
-                for: expression, print)
-            constants = print.constants
+        let template: CompiledPredicate
+        var parameters: [Value], unconverted: [(parameter: Int, value: Any)]
+        let modelKey: Any.Type? = container.hasHierarchies ? model : nil
+        if let found = memo?.lookUp(expression, model: modelKey) {
+            (template, parameters, unconverted) = found
+        } else {
+            switch container.compiledPredicates.lookUp(expression, model: modelKey) {
+            case nil:
+                let compiled = try Self.compiled(expression, variable: variable, model: model, in: container, asTemplate: false)
+                return CompiledFilter(template: compiled.expression, parameters: [], cache: nil)
+            case let .template(cached, print, fingerprinter)?:
+                (template, parameters, unconverted) = (cached, print.parameters, print.unconverted)
+                memo?.remember(template, for: expression, print.shape, fingerprinter: fingerprinter)
+            case let .uncached(print, fingerprinter)?:
+                template = container.compiledPredicates.add(
+                    CompiledPredicate(Result {
+                        let template = try Self.compiled(expression, variable: variable, model: model, in: container, asTemplate: true)
+                        return (template.expression, template.compiler.identifierParameters)
+                    }),
+                    for: expression, print)
+                (parameters, unconverted) = (print.parameters, print.unconverted)
+                memo?.remember(template, for: expression, print.shape, fingerprinter: fingerprinter)
+            }
         }
         let (compiled, identifierParameters) = try template.result.get()
-        var parameters: [Value] = []
-        parameters.reserveCapacity(constants.count)
-        for (i, constant) in constants.enumerated() {
+        for (i, constant) in unconverted {
             if let entity = identifierParameters[i] {
-                parameters.append(Self.identifierValue(of: constant, entity: entity, in: container))
+                parameters[i] = Self.identifierValue(of: constant, entity: entity, in: container)
             } else {
-                parameters.append(try Self.value(of: constant, in: container))
+                parameters[i] = try Self.value(of: constant, in: container)
             }
         }
         return CompiledFilter(template: compiled, parameters: parameters, cache: template)
@@ -164,7 +171,7 @@ struct PredicateCompiler {
         return .null
     }
 
-    /// The next parameter's position, in the order the fingerprint lists constants.
+    /// The next parameter's position, in the order the fingerprint captures values (`PredicateFingerprint.parameters`).
     mutating func nextParameter() -> Int {
         defer { parameterCount += 1 }
         return parameterCount
@@ -255,15 +262,87 @@ protocol CompilablePredicateExpression {
 /// What identifies a predicate's compiled form among those of its expression
 /// type (`PredicateCache`), and the values it captured.
 struct PredicateFingerprint {
-    var keyPaths: [AnyKeyPath] = []
+    private(set) var keyPaths: [AnyKeyPath] = []
     /// Operator codes (a comparison's 1–4, an arithmetic's 11–13) and the fetched
     /// model type's address: integers, since comparing `AnyHashable`s cost about
     /// 3,000 instructions each, per fetch.
-    var operators: [Int] = []
-    var constants: [Any] = []
+    private(set) var operators: [Int] = []
+    /// The captured values in the engine's form, in the order `compile` meets them
+    /// (the template's parameters); a placeholder for each one `unconverted` holds.
+    var parameters: [Value] = []
+    /// Captured values of other types than the commonest, with their parameter's
+    /// position: converted once the template is known (`PredicateCompiler.compile`),
+    /// which tells which are identifiers and for which entity.
+    var unconverted: [(parameter: Int, value: Any)] = []
     /// False when compiling reads a captured value itself (it cannot be a parameter)
     /// or meets a node it does not know.
     var isCacheable = true
+    /// A known fingerprint's key paths and operators, which this one's are compared
+    /// with as they are met instead of being recorded (`PredicateMemo`); nil to record.
+    /// Unretained: the memo holds it while the expression is fingerprinted.
+    private unowned(unsafe) let expected: PredicateShape?
+    /// How many key paths and operators were compared with `expected`'s.
+    private var compared = (keyPaths: 0, operators: 0)
+    /// Whether one of them differed from `expected`'s.
+    private var differs = false
+
+    /// A fingerprint that records its key paths and operators.
+    init() {
+        expected = nil
+    }
+
+    /// A fingerprint that compares its key paths and operators with `shape`'s and
+    /// records neither (see `matchesExpected`); `shape` must outlive it.
+    init(expecting shape: PredicateShape) {
+        expected = shape
+    }
+
+    /// The key paths and operators recorded.
+    var shape: PredicateShape { PredicateShape(keyPaths: keyPaths, operators: operators) }
+
+    /// Whether the key paths and operators met are exactly the expected ones, and
+    /// the predicate can be cached.
+    var matchesExpected: Bool {
+        guard let expected else { return false }
+        return isCacheable && !differs
+            && compared.keyPaths == expected.keyPaths.count && compared.operators == expected.operators.count
+    }
+
+    /// The operator code that keeps the templates of a fetched model type apart from
+    /// those of other types (in a hierarchy, a subclass's fetch tests the type).
+    static func code(of model: Any.Type) -> Int { Int(bitPattern: UInt(bitPattern: ObjectIdentifier(model))) }
+
+    /// Adds a key path the predicate reads.
+    mutating func add(keyPath: AnyKeyPath) {
+        guard let expected else { return keyPaths.append(keyPath) }
+        // (`==` on key paths tests identity first: a literal's key path is one object.)
+        if compared.keyPaths >= expected.keyPaths.count || expected.keyPaths[compared.keyPaths] != keyPath { differs = true }
+        compared.keyPaths += 1
+    }
+
+    /// Adds an operator code, or the fetched model type's address.
+    mutating func add(operator code: Int) {
+        guard let expected else { return operators.append(code) }
+        if compared.operators >= expected.operators.count || expected.operators[compared.operators] != code { differs = true }
+        compared.operators += 1
+    }
+
+    /// Adds a captured value. One of the commonest types is converted here, told by
+    /// its metadata: boxed as `Any` and converted after the lookup
+    /// (`PredicateCompiler.value(of:in:)`), a captured string cost about 400
+    /// instructions a fetch in the box, its release and the conversion (W2).
+    mutating func capture<C>(_ value: C) {
+        func load<T>(_: T.Type) -> T { withUnsafePointer(to: value) { UnsafeRawPointer($0).load(as: T.self) } }
+        switch ObjectIdentifier(C.self) {
+        case ObjectIdentifier(String.self): parameters.append(.string(load(String.self)))
+        case ObjectIdentifier(Int.self): parameters.append(.int(Int64(load(Int.self))))
+        case ObjectIdentifier(Date.self): parameters.append(.date(load(Date.self)))
+        case ObjectIdentifier(Double.self): parameters.append(.double(load(Double.self)))
+        default:
+            unconverted.append((parameters.count, value))
+            parameters.append(.null)
+        }
+    }
 
     /// Visits a node whose type is known only at run time: one dynamic cast. (A
     /// predicate's root goes through `PredicateCache`, which finds the conformance
@@ -279,6 +358,17 @@ struct PredicateFingerprint {
     /// Visits a child node.
     mutating func visit<E: CompilablePredicateExpression>(_ node: E) {
         node.fingerprint(into: &self)
+    }
+}
+
+/// The key paths and operators of a fingerprint, which others are compared with.
+final class PredicateShape {
+    let keyPaths: [AnyKeyPath]
+    let operators: [Int]
+
+    init(keyPaths: [AnyKeyPath], operators: [Int]) {
+        self.keyPaths = keyPaths
+        self.operators = operators
     }
 }
 

@@ -105,19 +105,29 @@ public struct OrderedIndex: Sendable {
     /// order, until `body` returns false: what unique checks and lookups ask.
     /// - Complexity: O(log n + k) for k entries visited.
     public func forEachRow(equalTo key: IndexKey, _ body: (RowID) -> Bool) {
-        switch layout {
+        withUnsafePointer(to: self) { Self.forEachRow(equalTo: key, in: $0, body) }
+    }
+
+    /// `forEachRow(equalTo:_:)` on the index at `index`, read in place: only the
+    /// tree in use is copied out of it. A lookup in a version's indexes
+    /// (`StoreVersion.lookup(unique:constraint:of:)`) otherwise copied the whole
+    /// index out of their array, retaining and releasing its slots and its three
+    /// trees (about 250 instructions of a W2 lookup).
+    /// - Complexity: O(log n + k) for k entries visited.
+    static func forEachRow(equalTo key: IndexKey, in index: UnsafePointer<OrderedIndex>, _ body: (RowID) -> Bool) {
+        switch index.pointee.layout {
         case let .scalar(kind):
             // A value of another kind is never `==` to a packed one, and NaN to nothing.
             guard key.tail.isEmpty, let packed = kind.pack(key.head), !kind.isUnequalWhenTied(packed) else { return }
-            scalars.forEachEntry(tiedWith: packed) { body($0.row) }
+            index.pointee.scalars.forEachEntry(tiedWith: packed) { body($0.row) }
         case .string:
             // Strings tie in index order exactly when they are `==`.
             guard key.tail.isEmpty, case let .string(string) = key.head else { return }
-            strings.forEachEntry(tiedWith: StringKey(string: string)) { body($0.row) }
+            index.pointee.strings.forEachEntry(tiedWith: StringKey(string: string)) { body($0.row) }
         case .general:
             // Tied in index order is not always equal (`==`): two NaNs tie but differ, and
             // so do some URLs; keep looking past those.
-            general.forEachEntry(tiedWith: key) { entry in entry.key != key || body(entry.row) }
+            index.pointee.general.forEachEntry(tiedWith: key) { entry in entry.key != key || body(entry.row) }
         }
     }
 

@@ -33,13 +33,15 @@ public struct Table: Sendable {
 
     /// An empty table for rows whose slots store as `kinds`.
     /// Per slot: whether an ordered index reads it, so a full segment keeps its long
-    /// strings as they are (`Segment.seal(indexed:)`); nil when not known (every slot
-    /// counts as read).
-    let indexed: [Bool]?
+    /// strings as they are (`Segment.seal(indexed:)`); every slot when not known.
+    /// (Not an optional: a copy of a table copied a `[Bool]?` through the optional's
+    /// value witnesses, about 90 instructions, and a fetch copies tables out of
+    /// versions for the models it makes.)
+    let indexed: [Bool]
 
     public init(kinds: [ColumnKind]) {
         self.kinds = kinds
-        self.indexed = nil
+        self.indexed = Array(repeating: true, count: kinds.count)
     }
 
     /// An empty table for rows of `entity`.
@@ -54,7 +56,7 @@ public struct Table: Sendable {
         return (0..<entity.slotCount).map { slots.contains($0) }
     }
 
-    private init(kinds: [ColumnKind], indexed: [Bool]?) {
+    private init(kinds: [ColumnKind], indexed: [Bool]) {
         self.kinds = kinds
         self.indexed = indexed
     }
@@ -65,8 +67,7 @@ public struct Table: Sendable {
     private mutating func sealLast() {
         let s = segments.count - 1
         guard s >= 0, segments[s].isFull else { return }
-        // (A table made from kinds alone counts every slot as read by an index.)
-        if !segments[s].isSealed { segments[s].seal(indexed: indexed ?? Array(repeating: true, count: kinds.count)) }
+        if !segments[s].isSealed { segments[s].seal(indexed: indexed) }
         if s > 0 { segments[s].shareDictionaries(with: segments[s - 1]) }
     }
 

@@ -39,7 +39,7 @@ final class Gauge {
     private func takesTheShortWay<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, in context: ModelContext) throws -> Bool {
         _ = try context.fetch(descriptor)
         let request = FetchRequest(descriptor)
-        return try context.keyMatch(request, filter: FetchQuery.filter(of: request, in: context.container)) != nil
+        return try context.keyMatch(request, filter: FetchQuery.filter(of: request, in: context)) != nil
     }
 
     @Test func onlyPlainKeyLookupsTakeTheShortWay() throws {
