@@ -82,8 +82,9 @@ struct RawPeer {
     }
 
     /// Named prepared statements (parsed and planned once per connection), or the same
-    /// SQL as unnamed statements, parsed and planned on every call as PostgresStore's
-    /// are: the difference is the protocol's share of the gap, not our layer's.
+    /// SQL as unnamed statements, parsed and planned on every call: the difference is
+    /// what preparing is worth. (PostgresStore prepares a fetch the second time it
+    /// comes, and runs a save's statements unnamed.)
     let prepared: Bool
 
     /// Inserts `trips` in one transaction, one INSERT each; their keys.

@@ -6,7 +6,7 @@ import PostgresNIO
 //
 // PostgresStore (through ModelContainer and ModelContext) against hand-written
 // postgres-nio on the same table, with named prepared statements and with the same
-// SQL unnamed (as PostgresStore sends its own): N trips inserted in one save / one transaction,
+// SQL unnamed (parsed and planned each call): N trips inserted in one save / one transaction,
 // unique-name lookups and price-range queries (sorted, limit 100) on a table of
 // --rows trips. Rounds alternate which side goes first; each figure is the median
 // round. Prints a Markdown table with ours / postgres-nio per operation (goal ≤ 1.3× prepared).
