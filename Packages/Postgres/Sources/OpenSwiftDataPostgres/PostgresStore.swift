@@ -24,6 +24,9 @@ import PostgresNIO
 /// **Fetches** translate the compiled predicate to SQL (`PostgresPredicate`) with
 /// sorts, limits and offsets; what SQL cannot state makes the store ask the context
 /// to filter or sort (`DataStoreError.preferInMemoryFilter`, `.preferInMemorySort`).
+/// A fetch's text that comes again runs as a prepared statement (`PostgresStore+Prepared`),
+/// and its rows come back as snapshots in column order, which the context reads
+/// without hashing property names.
 ///
 /// **History** is kept in table `osd_history` (`PostgresStore+History`):
 /// `ModelContext.fetchHistory` and `deleteHistory` work as over the built-in store,
