@@ -37,10 +37,14 @@ extension PostgresStore {
         var outcome = InsertOutcome()
         guard !inserted.isEmpty else { return outcome }
         // By entity, each in the request's order.
+        // Each snapshot's entity and its index, looked up once.
+        let entities = try inserted.map { snapshot in
+            let entity = try entity(of: snapshot.persistentIdentifier)
+            return (entity, try entityIndex(entity))
+        }
         var groups: [(entity: EntityDescription, snapshots: [DefaultSnapshot])] = []
         var groupOfEntity: [String: Int] = [:]
-        for snapshot in inserted {
-            let entity = try entity(of: snapshot.persistentIdentifier)
+        for (snapshot, (entity, _)) in zip(inserted, entities) {
             if let g = groupOfEntity[entity.name] {
                 groups[g].snapshots.append(snapshot)
             } else {
@@ -77,8 +81,7 @@ extension PostgresStore {
             // those are known, every new row's relationships are written again, in
             // order. An upsert keeps the stored relationships the new model left empty.
             let upsertedKeys = Set(outcome.upserted.map(\.2))
-            for snapshot in inserted {
-                let entity = try entity(of: snapshot.persistentIdentifier)
+            for (snapshot, (entity, _)) in zip(inserted, entities) {
                 let id = try rowKey(outcome.remapped[snapshot.persistentIdentifier]!)
                 try update(
                     entity, id: id, snapshot: snapshot, remapped: outcome.remapped, attributes: false,
@@ -87,9 +90,7 @@ extension PostgresStore {
         }
         // History, in the request's order, a record a row (`CodedChange` names one).
         let upsertedModels = Set(outcome.upserted.map(\.0))
-        for snapshot in inserted {
-            let entity = try entity(of: snapshot.persistentIdentifier)
-            let index = try entityIndex(entity)
+        for (snapshot, (entity, index)) in zip(inserted, entities) {
             let id = try rowKey(outcome.remapped[snapshot.persistentIdentifier]!)
             if upsertedModels.contains(snapshot.persistentIdentifier) {
                 // The values it replaced are gone: every slot it wrote counts as changed.
@@ -169,16 +170,12 @@ extension PostgresStore {
         guard let existing = try storedRow(sharingAUniqueKeyWith: snapshot, of: entity) else {
             throw SwiftDataError.uniqueConstraintViolation
         }
-        var binds = PostgresBindings()
-        var assignments: [String] = []
-        for attribute in entity.attributes {
-            guard case let .value(value)? = snapshot.entries[attribute.name] else { continue }
-            try PostgresValues.append(value, to: &binds)
-            assignments.append("\(quoted(attribute.name)) = $\(binds.count)")
-        }
-        assignments.append("\"_version\" = \"_version\" + 1")
-        binds.append(existing)
-        try execute("UPDATE \(quoted(entity.name)) SET \(assignments.joined(separator: ", ")) WHERE \"_id\" = $\(binds.count)", binds)
+        // Its attributes only: its relationships are written once every new model's
+        // row is known (`insert(_:)`).
+        let attributes = Set(entity.attributes.map(\.name))
+        try update(
+            entity, id: existing, snapshot: snapshot, remapped: [:], attributes: true, skipEmpty: false,
+            writing: { attributes.contains($0) })
         outcome.remapped[snapshot.persistentIdentifier] = try persistentIdentifier(entity.name, existing)
         outcome.upserted.append((snapshot.persistentIdentifier, entity, existing))
     }

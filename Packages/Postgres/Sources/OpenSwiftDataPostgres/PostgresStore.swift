@@ -315,8 +315,8 @@ public final class PostgresStore: ConcurrentDataStore {
         if let names {
             return DefaultSnapshot(persistentIdentifier: identifier, names: names, orderedEntries: entries)
         }
-        let names = entity.attributes.map(\.name) + entity.relationships.map(\.name)
-        return DefaultSnapshot(persistentIdentifier: identifier, entries: Dictionary(uniqueKeysWithValues: zip(names, entries)))
+        return DefaultSnapshot(
+            persistentIdentifier: identifier, entries: Dictionary(uniqueKeysWithValues: zip(try snapshotNames(of: entity), entries)))
     }
 
     // MARK: Fetching
