@@ -118,10 +118,14 @@ final class ForwardingStoreConfiguration: DataStoreConfiguration {
     var name: String
     var schema: Schema?
     let inner: ModelConfiguration
+    /// What the store does to each fetched snapshot before handing it back (another
+    /// form of the same values, `OrderedSnapshotTests`); nil hands them back as they are.
+    let reshape: (@Sendable (DefaultSnapshot) -> DefaultSnapshot)?
 
-    init(name: String, inner: ModelConfiguration) {
+    init(name: String, inner: ModelConfiguration, reshape: (@Sendable (DefaultSnapshot) -> DefaultSnapshot)? = nil) {
         self.name = name
         self.inner = inner
+        self.reshape = reshape
     }
 
     static func == (lhs: ForwardingStoreConfiguration, rhs: ForwardingStoreConfiguration) -> Bool { lhs.name == rhs.name }
@@ -156,7 +160,9 @@ final class ForwardingStore: DataStore {
     }
 
     func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
-        try inner.fetch(request)
+        let result = try inner.fetch(request)
+        guard let reshape = configuration.reshape else { return result }
+        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: result.fetchedSnapshots.map(reshape))
     }
 
     func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int { try inner.fetchCount(request) }

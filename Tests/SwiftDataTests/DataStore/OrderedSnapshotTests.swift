@@ -26,75 +26,24 @@ final class Folio {
     }
 }
 
-/// Forwards to the built-in store, and hands its fetched snapshots back in order
-/// form (`DefaultSnapshot(persistentIdentifier:names:orderedEntries:)`), with the
-/// names in the model's declared order or reversed.
-final class OrderedSnapshotStoreConfiguration: DataStoreConfiguration {
-    typealias Store = OrderedSnapshotStore
-    var name = "ordered"
-    var schema: Schema?
-    let inner: ModelConfiguration
-    let reversed: Bool
-
-    init(inner: ModelConfiguration, reversed: Bool) {
-        self.inner = inner
-        self.reversed = reversed
-    }
-
-    static func == (lhs: OrderedSnapshotStoreConfiguration, rhs: OrderedSnapshotStoreConfiguration) -> Bool { lhs === rhs }
-    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
-}
-
-final class OrderedSnapshotStore: DataStore {
-    typealias Configuration = OrderedSnapshotStoreConfiguration
-    typealias Snapshot = DefaultSnapshot
-
-    let configuration: OrderedSnapshotStoreConfiguration
-    let inner: DefaultStore
-    var schema: Schema { inner.schema }
-    var identifier: String { inner.identifier }
-
-    init(_ configuration: OrderedSnapshotStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
-        self.configuration = configuration
-        var inner = configuration.inner
-        inner.schema = configuration.schema
-        self.inner = try DefaultStore(inner, migrationPlan: migrationPlan)
-    }
-
-    /// Declared order: attributes, then relationships (the layout's).
-    static func names(of type: String) -> [String] {
-        type == "Archive" ? ["title", "shelfMark", "note", "folios"] : ["page", "archive"]
-    }
-
-    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
-        let result = try inner.fetch(request)
-        let ordered = result.fetchedSnapshots.map { snapshot in
-            let declared = Self.names(of: snapshot.persistentIdentifier.entityName)
-            let names = configuration.reversed ? Array(declared.reversed()) : declared
-            return DefaultSnapshot(
-                persistentIdentifier: snapshot.persistentIdentifier, names: names, orderedEntries: names.map { snapshot.entries[$0]! })
-        }
-        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: ordered)
-    }
-
-    func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int { try inner.fetchCount(request) }
-
-    func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
-        try inner.fetchIdentifiers(request)
-    }
-
-    func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        try inner.save(request)
-    }
+/// A fetched snapshot in order form (`DefaultSnapshot(persistentIdentifier:names:orderedEntries:)`),
+/// its names in the model's declared order (attributes, then relationships: the
+/// layout's) or reversed.
+private func ordered(_ snapshot: DefaultSnapshot, reversed: Bool) -> DefaultSnapshot {
+    let declared = snapshot.persistentIdentifier.entityName == "Archive" ? ["title", "shelfMark", "note", "folios"] : ["page", "archive"]
+    let names = reversed ? Array(declared.reversed()) : declared
+    return DefaultSnapshot(persistentIdentifier: snapshot.persistentIdentifier, names: names, orderedEntries: names.map { snapshot.entries[$0]! })
 }
 
 /// Snapshots a store makes in column order (as PostgresStore's fetches do) read into
 /// the same models as snapshots by name, and behave as them everywhere else.
 @Suite struct OrderedSnapshotTests {
+    /// A container over `ForwardingStore` handing back ordered snapshots.
     private func container(reversed: Bool) throws -> ModelContainer {
         let schema = Schema([Archive.self, Folio.self])
-        let inner = ModelConfiguration(schema: schema, isStoredInMemoryOnly: true)
-        let configuration = OrderedSnapshotStoreConfiguration(inner: inner, reversed: reversed)
+        let configuration = ForwardingStoreConfiguration(
+            name: "ordered-\(UUID())", inner: ModelConfiguration(schema: schema, isStoredInMemoryOnly: true),
+            reshape: { ordered($0, reversed: reversed) })
         configuration.schema = schema
         return try ModelContainer(for: schema, configurations: [configuration])
     }
