@@ -93,7 +93,7 @@ final class DataStoreBackend: ModelBackend {
         context.storeSnapshots = result.related
         var models: [T] = []
         models.reserveCapacity(result.fetched.count)
-        var seen = Set<ObjectIdentifier>()
+        var seen = Set<ObjectIdentifier>(minimumCapacity: result.fetched.count)
         for snapshot in result.fetched {
             guard let model = try materialize(snapshot, in: context) as? T, seen.insert(ObjectIdentifier(model)).inserted else {
                 continue
@@ -208,26 +208,41 @@ final class DataStoreBackend: ModelBackend {
     /// as references to the identifiers they name. Properties the snapshot lacks keep
     /// their defaults.
     private func row(of snapshot: DefaultSnapshot, layout: EntityLayout) -> Row {
-        var row = layout.emptyRow
         // A snapshot made in the layout's order is read by position; others by name.
-        let ordered = snapshot.orderedEntries(named: layout.slotNames)
-        let named = ordered == nil ? snapshot.entries : [:]
-        func entry(_ slot: Int, _ name: String) -> DefaultSnapshot.Entry? {
-            ordered.map { $0[slot] } ?? named[name]
+        if let ordered = snapshot.orderedEntries(named: layout.slotNames) {
+            // Built value by value, not as a copy of the empty row overwritten (a
+            // fetch makes one a model).
+            var row = Row()
+            row.reserveCapacity(ordered.count)
+            for i in layout.attributes.indices {
+                if case let .value(value) = ordered[i] { row.append(value) } else { row.append(layout.emptyRow[i]) }
+            }
+            for (j, relationship) in layout.relationships.enumerated() {
+                row.append(reference(ordered[layout.attributes.count + j], of: relationship))
+            }
+            return row
         }
+        var row = layout.emptyRow
+        let named = snapshot.entries
         for (i, attribute) in layout.attributes.enumerated() {
-            if case let .value(value)? = entry(i, attribute.name) { row[i] = value }
+            if case let .value(value)? = named[attribute.name] { row[i] = value }
         }
         for (j, relationship) in layout.relationships.enumerated() {
-            let ids: [PersistentIdentifier] = switch entry(layout.attributes.count + j, relationship.name) {
-            case let .toOne(id?)?: [id]
-            case let .toMany(ids)?: ids
-            default: []
-            }
-            let rows = ids.map(identifierReferences.reference(for:))
-            row[layout.attributes.count + j] = relationship.isToMany ? .references(rows) : rows.first.map(Value.reference) ?? .null
+            row[layout.attributes.count + j] = reference(named[relationship.name], of: relationship)
         }
         return row
+    }
+
+    /// A relationship's entry as the row's value: references to the rows its
+    /// identifiers name (none, for a missing entry).
+    private func reference(_ entry: DefaultSnapshot.Entry?, of relationship: EntityLayout.RelationshipSlot) -> Value {
+        let ids: [PersistentIdentifier] = switch entry {
+        case let .toOne(id?)?: [id]
+        case let .toMany(ids)?: ids
+        default: []
+        }
+        let rows = ids.map(identifierReferences.reference(for:))
+        return relationship.isToMany ? .references(rows) : rows.first.map(Value.reference) ?? .null
     }
 
     func identifiers(

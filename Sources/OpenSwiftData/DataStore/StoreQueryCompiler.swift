@@ -40,6 +40,23 @@ public final class StoreQueryCompiler: @unchecked Sendable {
         }
     }
 
+    /// `predicate` as a template and its values: the template's captured values are
+    /// `.parameter(i)`, `parameters[i]` each; `shape` is the same object for every
+    /// predicate of the template's shape (its expression type, key paths and
+    /// operators), so a store may keep what it made of the template (its SQL) under
+    /// it, holding it; nil when the compiler does not cache the shape. Nil when
+    /// `predicate` cannot be compiled.
+    public func compileTemplate<T: PersistentModel>(
+        _ predicate: Predicate<T>
+    ) throws -> (template: QueryExpression, parameters: [Value], shape: AnyObject?)? {
+        do {
+            let compiled = try PredicateCompiler.compile(predicate, in: container)
+            return (compiled.template, compiled.parameters, compiled.cache)
+        } catch is PredicateCompiler.Unsupported {
+            return nil
+        }
+    }
+
     /// The attribute slots and directions of `sortBy`, or nil when a key is not a
     /// stored attribute.
     public func sortKeys<T: PersistentModel>(_ sortBy: [SortDescriptor<T>]) throws -> [(slot: Int, reverse: Bool)]? {

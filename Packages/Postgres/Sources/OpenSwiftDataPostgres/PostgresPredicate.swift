@@ -11,37 +11,66 @@ import PostgresNIO
 struct PostgresPredicate {
     let entity: EntityDescription
     let entityIndex: Int
+    /// The values of the expression's `.parameter(i)` placeholders (a compiled
+    /// template's, `StoreQueryCompiler.compileTemplate`).
+    let parameters: [Value]
     var binds = PostgresBindings()
     /// Each parameter's type as sent (`PostgresValues.bindKind`): a statement prepared
     /// with some types must not be given others (`PostgresStore+Prepared`).
     private(set) var bindKinds = ""
-    private var parameterCount = 0
+    /// Where each of `binds` came from, in order: what binding the same condition
+    /// to other values of the template's parameters repeats (`PostgresConditions`).
+    private(set) var sources: [BindSource] = []
 
-    init(entity: EntityDescription, entityIndex: Int) {
+    init(entity: EntityDescription, entityIndex: Int, parameters: [Value] = []) {
         self.entity = entity
         self.entityIndex = entityIndex
+        self.parameters = parameters
+    }
+
+    /// Where a bound value comes from.
+    enum BindSource: Sendable {
+        /// The template's parameter.
+        case parameter(Int)
+        /// The template's parameter, an array, as one array parameter (`= ANY`).
+        case list(Int)
+        /// A constant of the expression itself.
+        case constant(Value)
+        /// A constant array of the expression as one array parameter.
+        case constantList([Value])
     }
 
     /// One side of a comparison.
     private enum Operand {
         /// A column; `type` nil for identifiers and references (bigint).
         case column(String, type: ValueType?)
-        case constant(Value)
+        /// A value: a constant of the expression, or its parameter `parameter`'s.
+        case constant(Value, parameter: Int?)
     }
 
     /// The next parameter's placeholder, `value` bound to it.
-    mutating func parameter(_ value: Value) throws -> String {
+    private mutating func parameter(_ value: Value, from parameter: Int?) throws -> String {
         try PostgresValues.append(value, to: &binds)
         bindKinds.append(PostgresValues.bindKind(value))
-        parameterCount += 1
-        return "$\(parameterCount)"
+        sources.append(parameter.map(BindSource.parameter) ?? .constant(value))
+        return "$\(sources.count)"
     }
 
-    private mutating func listParameter(_ values: [Value]) -> String? {
+    private mutating func listParameter(_ values: [Value], from parameter: Int?) -> String? {
         guard PostgresValues.appendList(values, to: &binds) else { return nil }
         bindKinds += "[" + String(values.first.map(PostgresValues.bindKind) ?? "-")
-        parameterCount += 1
-        return "$\(parameterCount)"
+        sources.append(parameter.map(BindSource.list) ?? .constantList(values))
+        return "$\(sources.count)"
+    }
+
+    /// The value an expression states, when it is a constant or a parameter, and the
+    /// parameter's number.
+    private func constant(_ expression: QueryExpression) -> (value: Value, parameter: Int?)? {
+        switch expression {
+        case let .constant(value): (value, nil)
+        case let .parameter(i) where parameters.indices.contains(i): (parameters[i], i)
+        default: nil
+        }
     }
 
     private func operand(_ expression: QueryExpression) -> Operand? {
@@ -56,8 +85,8 @@ struct PostgresPredicate {
             let j = slot - self.entity.attributes.count
             guard self.entity.relationships.indices.contains(j) else { return nil }
             return .column(quoted(self.entity.relationships[j].name), type: nil)
-        case let .constant(value):
-            return .constant(value)
+        case .constant, .parameter:
+            return constant(expression).map { .constant($0.value, parameter: $0.parameter) }
         default:
             return nil
         }
@@ -69,18 +98,20 @@ struct PostgresPredicate {
         case let .column(name, _):
             // (Text columns are declared COLLATE "C": code point order, as the engine's.)
             return name
-        case let .constant(value):
-            return try parameter(value)
+        case let .constant(value, from):
+            return try parameter(value, from: from)
         }
     }
 
     private static func isNaN(_ operand: Operand) -> Bool {
-        if case let .constant(.double(value)) = operand { return value.isNaN }
+        if case let .constant(.double(value), _) = operand { return value.isNaN }
         return false
     }
 
     /// ` AND column <> 'NaN'` for each floating-point column of a comparison: a NaN
-    /// stored there matches no comparison in Swift.
+    /// stored there matches no comparison in Swift. (PostgreSQL puts NaN above every
+    /// number, so a column compared with a number needs it only where NaN would pass:
+    /// `>` and `>=`.)
     private func notNaN(_ operands: Operand...) -> String {
         operands.map { operand in
             guard case let .column(name, type?) = operand, type == .double || type == .float || type == .date else { return "" }
@@ -91,7 +122,8 @@ struct PostgresPredicate {
     /// The condition `expression` states, or nil when SQL cannot state it.
     mutating func condition(_ expression: QueryExpression) throws -> String? {
         switch expression {
-        case let .constant(.bool(value)):
+        case .constant, .parameter:
+            guard case let .bool(value)? = constant(expression)?.value else { return nil }
             return value ? "TRUE" : "FALSE"
         case .attribute:
             guard case let .column(name, .bool?)? = operand(expression) else { return nil }
@@ -112,44 +144,52 @@ struct PostgresPredicate {
             // NaN equals nothing in Swift; PostgreSQL says NaN = NaN.
             if Self.isNaN(x) || Self.isNaN(y) { return isEqual ? "FALSE" : "TRUE" }
             switch (x, y) {
-            case (.constant(.null), .column(let name, _)), (.column(let name, _), .constant(.null)):
+            case (.constant(.null, _), .column(let name, _)), (.column(let name, _), .constant(.null, _)):
                 return "(\(name) IS \(isEqual ? "" : "NOT ")NULL)"
             case (.constant, .constant):
                 return nil
             case (.column, .column):
                 return "(\(try sql(x)) IS \(isEqual ? "NOT " : "")DISTINCT FROM \(try sql(y)))"
             default:
-                // A nil column equals no value; it differs from every value.
-                return isEqual
-                    ? "(\(try sql(x)) = \(try sql(y))\(notNaN(x, y)))" : "(\(try sql(x)) IS DISTINCT FROM \(try sql(y)))"
+                // A nil column equals no value; it differs from every value. (A NaN
+                // column equals no number in SQL either.)
+                return isEqual ? "(\(try sql(x)) = \(try sql(y)))" : "(\(try sql(x)) IS DISTINCT FROM \(try sql(y)))"
             }
         case let .compare(op, a, b):
             guard let x = operand(a), let y = operand(b) else { return nil }
             if case .constant = x, case .constant = y { return nil }
             // NaN compares false with everything in Swift; PostgreSQL puts it above all numbers.
             if Self.isNaN(x) || Self.isNaN(y) { return "FALSE" }
-            return "(\(try sql(x)) \(op.rawValue) \(try sql(y))\(notNaN(x, y)))"
+            let isAbove = op == .greaterThan || op == .greaterThanOrEqual
+            let withoutNaN = switch (x, y) {
+            case (.column, .constant): isAbove ? notNaN(x) : ""
+            case (.constant, .column): isAbove ? "" : notNaN(y)
+            default: notNaN(x, y)
+            }
+            return "(\(try sql(x)) \(op.rawValue) \(try sql(y))\(withoutNaN))"
         case let .inRange(e, lower, upper, closed):
             guard let x = operand(e), case .column = x, let lo = operand(lower), let hi = operand(upper) else { return nil }
             let column = try sql(x)
             return "(\(column) >= \(try sql(lo)) AND \(column) \(closed ? "<=" : "<") \(try sql(hi)))"
-        case let .contains(.constant(.array(values)), element):
-            guard let x = operand(element), case .column = x else { return nil }
-            if values.isEmpty { return "FALSE" }
-            let column = try sql(x)
-            guard let list = listParameter(values) else { return nil }
-            return "(\(column) = ANY(\(list)))"
         case let .contains(haystack, needle):
+            if case let (.array(values), from)? = constant(haystack) {
+                // A list holding a column's value.
+                guard let x = operand(needle), case .column = x else { return nil }
+                if values.isEmpty { return "FALSE" }
+                let column = try sql(x)
+                guard let list = listParameter(values, from: from) else { return nil }
+                return "(\(column) = ANY(\(list)))"
+            }
             // Substring containment of a text column.
-            guard case let .column(name, .string?)? = operand(haystack), case let .constant(.string(text))? = operand(needle) else {
+            guard case let .column(name, .string?)? = operand(haystack), case let .constant(.string(text), from)? = operand(needle) else {
                 return nil
             }
-            return "(strpos(\(name), \(try parameter(.string(text)))) > 0)"
+            return "(strpos(\(name), \(try parameter(.string(text), from: from))) > 0)"
         case let .startsWith(text, prefix):
-            guard case let .column(name, .string?)? = operand(text), case let .constant(.string(start))? = operand(prefix) else {
+            guard case let .column(name, .string?)? = operand(text), case let .constant(.string(start), from)? = operand(prefix) else {
                 return nil
             }
-            return "starts_with(\(name), \(try parameter(.string(start))))"
+            return "starts_with(\(name), \(try parameter(.string(start), from: from)))"
         default:
             return nil
         }

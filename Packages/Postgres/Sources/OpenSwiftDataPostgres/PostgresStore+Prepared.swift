@@ -84,35 +84,48 @@ struct FetchStatement: PostgresPreparedStatement {
 
 extension PostgresStore {
     /// The rows of fetch statement `sql` on `connection` (not in a transaction), run
-    /// as a prepared statement when it came before (`PreparedStatements`).
+    /// as a prepared statement when it came before (`PreparedStatements`), each made
+    /// into what the caller keeps of it as it arrives.
     /// - Parameter kinds: the types of `binds` (`PostgresPredicate.bindKinds`).
-    /// - Throws: as `execute` does.
-    static func fetchRows(
+    /// - Throws: as `execute` does, or what `each` throws.
+    static func fetchRows<R>(
         _ sql: String, _ binds: PostgresBindings, kinds: String, on connection: PostgresConnection, statements: PreparedStatements,
-        logger: Logger
-    ) async throws -> [PostgresRow] {
+        logger: Logger, each: (PostgresRow) throws -> R
+    ) async throws -> [R] {
         let key = kinds + " " + sql
+        var results: [R] = []
+        func take(_ row: PostgresRow) throws {
+            do { results.append(try each(row)) } catch { throw RowFailure(error: error) }
+        }
         if let name = statements.name(for: key) {
             do {
-                return try await FetchStatement.$text.withValue((name, sql)) {
-                    var rows: [PostgresRow] = []
-                    for try await row in try await connection.execute(FetchStatement(bindings: binds), logger: logger) {
-                        rows.append(row)
-                    }
-                    return rows
+                try await FetchStatement.$text.withValue((name, sql)) {
+                    for try await row in try await connection.execute(FetchStatement(bindings: binds), logger: logger) { try take(row) }
                 }
+                return results
+            } catch let failure as RowFailure {
+                throw failure.error
             } catch let error as PSQLError where error.serverInfo != nil {
                 // The server refused it (perhaps its preparation): unnamed, it fails
                 // alike or not at all.
                 statements.failed(key)
+                results.removeAll()
             } catch {
                 throw storeError(error, retryable: false)
             }
         }
         do {
-            return try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect()
+            for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) { try take(row) }
+            return results
+        } catch let failure as RowFailure {
+            throw failure.error
         } catch {
             throw storeError(error, retryable: false)
         }
     }
+}
+
+/// A failure of a fetch's `each`, kept apart from the connection's failures.
+private struct RowFailure: Error {
+    let error: any Error
 }

@@ -69,20 +69,29 @@ extension PostgresStore {
     /// must see (`PostgresStore+Replicas`), else on the primary; prepared when it came
     /// before (`PostgresStore+Prepared`). Inside a transaction it is `execute`: a
     /// save reads what it writes.
-    /// - Parameter kinds: the types of `binds` (`PostgresPredicate.bindKinds`).
-    func read(_ sql: String, _ binds: PostgresBindings, kinds: String, for editingState: EditingState) throws -> [PostgresRow] {
+    /// - Parameters:
+    ///   - kinds: the types of `binds` (`PostgresPredicate.bindKinds`).
+    ///   - each: what the caller keeps of a row, made as the row arrives (on the
+    ///     connection's event loop, while later rows are still on their way; the
+    ///     calling thread then has only the results to take).
+    func read<R: Sendable>(
+        _ sql: String, _ binds: PostgresBindings, kinds: String, for editingState: EditingState,
+        each: @escaping @Sendable (PostgresRow) throws -> R
+    ) throws -> [R] {
         if let lease = Self.lease, lease.store == ObjectIdentifier(self) {
-            return try run(sql, binds, on: lease.connection, retryable: true).rows
+            return try run(sql, binds, on: lease.connection, retryable: true).rows.map(each)
         }
         let logger = configuration.logger
         if let rows = replicas.read(for: editingState.id, { connection, pool in
-            try pool.wait { try await Self.fetchRows(sql, binds, kinds: kinds, on: connection, statements: pool.statements, logger: logger) }
+            try pool.wait {
+                try await Self.fetchRows(sql, binds, kinds: kinds, on: connection, statements: pool.statements, logger: logger, each: each)
+            }
         }) {
             return rows
         }
         // Leased, run and given back in one task: the calling thread waits once.
         return try pool.withConnectionTask { [pool] connection in
-            try await Self.fetchRows(sql, binds, kinds: kinds, on: connection, statements: pool.statements, logger: logger)
+            try await Self.fetchRows(sql, binds, kinds: kinds, on: connection, statements: pool.statements, logger: logger, each: each)
         }
     }
 

@@ -75,6 +75,10 @@ public final class PostgresStore: ConcurrentDataStore {
     /// By entity index, `snapshotNames(of:)` and `selectList(_:)`.
     private let snapshotNames: [[String]]
     private let selectLists: [String]
+    /// By entity index, the table's quoted name.
+    private let quotedNames: [String]
+    /// Fetch conditions made of predicate templates, kept per template.
+    private let conditions = PostgresConditions()
     /// Each entity's identifiers of row keys (one made a fetched row), by entity name.
     private let rowIdentifiers: [String: RowIdentifiers]
     /// History queries run through the compiler's container (`PostgresStore+History`).
@@ -119,6 +123,7 @@ public final class PostgresStore: ConcurrentDataStore {
         compiler = try StoreQueryCompiler(schema: schema, storeIdentifier: storeID)
         snapshotNames = compiler.schema.entities.map { $0.attributes.map(\.name) + $0.relationships.map(\.name) }
         selectLists = compiler.schema.entities.map(Self.makeSelectList)
+        quotedNames = compiler.schema.entities.map { quoted($0.name) }
         rowIdentifiers = try Dictionary(uniqueKeysWithValues: compiler.schema.entities.map {
             ($0.name, try RowIdentifiers(storeIdentifier: storeID.uuidString, entityName: $0.name))
         })
@@ -259,15 +264,15 @@ public final class PostgresStore: ConcurrentDataStore {
 
     // MARK: Rows and snapshots
 
-    /// The columns a snapshot reads, in entity slot order, after `_id` and `_version`
-    /// (made once an entity: every fetch sends it).
+    /// The columns a snapshot reads: `_id`, then the entity's in slot order (made once
+    /// an entity: every fetch sends it). `_version` is not among them: no read wants it.
     func selectList(_ entity: EntityDescription) -> String {
         guard let index = compiler.schema.entityIndex(named: entity.name) else { return Self.makeSelectList(entity) }
         return selectLists[index]
     }
 
     private static func makeSelectList(_ entity: EntityDescription) -> String {
-        (["\"_id\"", "\"_version\""] + entity.attributes.map { quoted($0.name) } + entity.relationships.map { quoted($0.name) })
+        (["\"_id\""] + entity.attributes.map { quoted($0.name) } + entity.relationships.map { quoted($0.name) })
             .joined(separator: ", ")
     }
 
@@ -296,7 +301,6 @@ public final class PostgresStore: ConcurrentDataStore {
             return cell
         }
         let id = try next().decode(Int64.self)
-        _ = try next() // _version
         var entries: [DefaultSnapshot.Entry] = []
         entries.reserveCapacity(entity.attributes.count + entity.relationships.count)
         for attribute in entity.attributes {
@@ -327,13 +331,16 @@ public final class PostgresStore: ConcurrentDataStore {
     ) throws -> (sql: String, binds: PostgresBindings, kinds: String, entity: EntityDescription) {
         let index = try compiler.entityIndex(of: T.self)
         let entity = entities[index]
-        var predicate = PostgresPredicate(entity: entity, entityIndex: index)
-        var sql = "SELECT \(columns(entity)) FROM \(quoted(entity.name))"
+        var binds = PostgresBindings(), kinds = ""
+        var sql = "SELECT \(columns(entity)) FROM \(quotedNames[index])"
         if let filter = descriptor.predicate {
-            guard let expression = try compiler.compile(filter), let condition = try predicate.condition(expression) else {
+            guard let (template, parameters, shape) = try compiler.compileTemplate(filter),
+                  let condition = try conditions.condition(template, parameters: parameters, shape: shape, entity: entity, entityIndex: index)
+            else {
                 throw DataStoreError.preferInMemoryFilter
             }
-            sql += " WHERE \(condition)"
+            sql += " WHERE \(condition.sql)"
+            (binds, kinds) = (condition.binds, condition.bindKinds)
         }
         if window {
             var order: [String] = []
@@ -353,23 +360,25 @@ public final class PostgresStore: ConcurrentDataStore {
             if let limit = descriptor.fetchLimit, limit > 0 { sql += " LIMIT \(limit)" }
             if let offset = descriptor.fetchOffset, offset > 0 { sql += " OFFSET \(offset)" }
         }
-        return (sql, predicate.binds, predicate.bindKinds, entity)
+        return (sql, binds, kinds, entity)
     }
 
     /// - Complexity: one statement; the server's plan (unique and ordered indexes
     ///   serve lookups, ranges and sorts).
     public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
         let (sql, binds, kinds, entity) = try statement(request.descriptor, columns: selectList)
-        let rows = try read(sql, binds, kinds: kinds, for: request.editingState)
         let names = try snapshotNames(of: entity)
-        let snapshots = try rows.map { try snapshot($0, of: entity, names: names) }
+        let snapshots = try read(sql, binds, kinds: kinds, for: request.editingState) { [self] in
+            try snapshot($0, of: entity, names: names)
+        }
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
     }
 
     public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
         let (sql, binds, kinds, _) = try statement(request.descriptor, columns: { _ in "count(*)" }, window: false)
-        guard let row = try read(sql, binds, kinds: kinds, for: request.editingState).first else { return 0 }
-        let total = Int(try row.makeRandomAccess()[0].decode(Int64.self))
+        guard let total = try read(sql, binds, kinds: kinds, for: request.editingState, each: { row in
+            Int(try row.makeRandomAccess()[0].decode(Int64.self))
+        }).first else { return 0 }
         let range = (request.descriptor.fetchOffset ?? 0, request.descriptor.fetchLimit ?? 0)
         let afterOffset = Swift.max(0, total - Swift.max(0, range.0))
         return range.1 > 0 ? Swift.min(afterOffset, range.1) : afterOffset
@@ -377,7 +386,9 @@ public final class PostgresStore: ConcurrentDataStore {
 
     public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
         let (sql, binds, kinds, entity) = try statement(request.descriptor, columns: { _ in "\"_id\"" })
-        return try read(sql, binds, kinds: kinds, for: request.editingState).map { try persistentIdentifier(entity.name, try $0.makeRandomAccess()[0].decode(Int64.self)) }
+        return try read(sql, binds, kinds: kinds, for: request.editingState) { [self] in
+            try persistentIdentifier(entity.name, try $0.makeRandomAccess()[0].decode(Int64.self))
+        }
     }
 
     // MARK: Saving
@@ -558,7 +569,7 @@ public final class PostgresStore: ConcurrentDataStore {
         binds.append(id)
         let sql = "SELECT \(selectList(entity)), \(Self.writtenByANewerTransaction) FROM \(quoted(entity.name)) WHERE \"_id\" = $1 FOR UPDATE"
         guard let row = try execute(sql, binds).rows.first else { return nil }
-        try checkHistoryOrder(row.makeRandomAccess()[2 + entity.slotCount])
+        try checkHistoryOrder(row.makeRandomAccess()[1 + entity.slotCount])
         return try snapshot(row, of: entity)
     }
 

@@ -129,6 +129,62 @@ import Testing
         #expect(legs.count == rows.filter { $0.destination == "Braga" }.map { $0.seats % 3 }.reduce(0, +))
     }
 
+    /// One predicate shape run again and again with other captured values, as a
+    /// look-up in a loop runs: each run answers for its own values, whatever a store
+    /// kept of the runs before (PostgreSQL keeps each shape's SQL). Stored NaN and
+    /// infinite prices match as Swift compares them.
+    @Test(arguments: StoreKind.available)
+    func oneShapeWithOtherValues(_ kind: StoreKind) throws {
+        let location = try kind.makeLocation()
+        defer { location.remove() }
+        try seed(ModelContext(try location.container(Voyage.self, Leg.self, Traveller.self)))
+        let odd = [("NAN", Double.nan), ("INF", .infinity), ("-INF", -.infinity)].map { code, price in
+            Row(code: code, destination: "Nowhere", startDate: Self.start, price: price, seats: 0, isFavorite: false, note: nil)
+        }
+        do {
+            let context = ModelContext(try location.container(Voyage.self, Leg.self, Traveller.self))
+            for row in odd {
+                context.insert(Voyage(code: row.code, destination: row.destination, startDate: row.startDate, price: row.price, seats: 0))
+            }
+            try context.save()
+        }
+        let context = ModelContext(try location.container(Voyage.self, Leg.self, Traveller.self))
+        let rows = Self.rows + odd
+        func check(
+            _ predicate: Predicate<Voyage>, _ expected: (Row) -> Bool, sourceLocation: SourceLocation = #_sourceLocation
+        ) throws {
+            let want = rows.filter(expected).map(\.code).sorted()
+            let got = try context.fetch(FetchDescriptor(predicate: predicate, sortBy: [SortDescriptor(\.code)])).map(\.code)
+            #expect(got == want, sourceLocation: sourceLocation)
+            #expect(try context.fetchCount(FetchDescriptor(predicate: predicate)) == want.count, sourceLocation: sourceLocation)
+        }
+
+        let bounds: [Double] = [-.infinity, 0, 50, 187.5, .nan, .infinity]
+        for low in bounds {
+            for high in bounds {
+                try check(#Predicate { $0.price >= low && $0.price <= high }, { $0.price >= low && $0.price <= high })
+                try check(#Predicate { $0.price > low || $0.price < high }, { $0.price > low || $0.price < high })
+            }
+            try check(#Predicate { $0.price == low }, { $0.price == low })
+            try check(#Predicate { $0.price != low }, { $0.price != low })
+            try check(#Predicate { low < $0.price }, { low < $0.price })
+            try check(#Predicate { low >= $0.price }, { low >= $0.price })
+        }
+        for note in ["note 1", nil, "none such", nil] as [String?] {
+            try check(#Predicate { $0.note == note }, { $0.note == note })
+            try check(#Predicate { $0.note != note }, { $0.note != note })
+        }
+        for wanted in [["Lisbon"], [], ["Porto", "Faro", "nowhere"], []] {
+            try check(#Predicate { wanted.contains($0.destination) }, { wanted.contains($0.destination) })
+        }
+        for favorite in [true, false, true] {
+            try check(#Predicate { $0.isFavorite == favorite && $0.seats > 1 }, { $0.isFavorite == favorite && $0.seats > 1 })
+        }
+        for start in ["F", "", "Lis", "Z"] {
+            try check(#Predicate { $0.destination.starts(with: start) }, { $0.destination.hasPrefix(start) })
+        }
+    }
+
     @Test(arguments: StoreKind.available)
     func uniqueKeysUpdateTheStoredModel(_ kind: StoreKind) throws {
         let location = try kind.makeLocation()
