@@ -293,8 +293,11 @@ public final class PostgresStore: ConcurrentDataStore {
     /// The snapshot of a row selected with `selectList` (columns after those are
     /// not read): its cells read in order. With `names` (`snapshotNames(of:)`), the
     /// snapshot holds its entries in that order, as a fetch's do; without, by name, as
-    /// the save's own reads, which look entries up by name, want them.
-    func snapshot(_ row: PostgresRow, of entity: EntityDescription, names: [String]? = nil) throws -> DefaultSnapshot {
+    /// the save's own reads, which look entries up by name, want them. `identifiers`:
+    /// `entity`'s (`rowIdentifiers`), looked up once a fetch rather than once a row.
+    func snapshot(
+        _ row: PostgresRow, of entity: EntityDescription, names: [String]? = nil, identifiers: RowIdentifiers? = nil
+    ) throws -> DefaultSnapshot {
         var cells = row.makeIterator()
         func next() throws -> PostgresCell {
             guard let cell = cells.next() else { throw PostgresStoreError.server("a row of \(entity.name) lacks columns") }
@@ -315,7 +318,7 @@ public final class PostgresStore: ConcurrentDataStore {
                 entries.append(.toOne(try cell.decode(Int64?.self).map { try persistentIdentifier(relationship.destination, $0) }))
             }
         }
-        let identifier = try persistentIdentifier(entity.name, id)
+        let identifier = try identifiers?.identifier(id) ?? persistentIdentifier(entity.name, id)
         if let names {
             return DefaultSnapshot(persistentIdentifier: identifier, names: names, orderedEntries: entries)
         }
@@ -367,9 +370,9 @@ public final class PostgresStore: ConcurrentDataStore {
     ///   serve lookups, ranges and sorts).
     public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
         let (sql, binds, kinds, entity) = try statement(request.descriptor, columns: selectList)
-        let names = try snapshotNames(of: entity)
+        let names = try snapshotNames(of: entity), identifiers = rowIdentifiers[entity.name]
         let snapshots = try read(sql, binds, kinds: kinds, for: request.editingState) { [self] in
-            try snapshot($0, of: entity, names: names)
+            try snapshot($0, of: entity, names: names, identifiers: identifiers)
         }
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
     }
