@@ -271,18 +271,34 @@ struct FetchQuery {
     private func sorted(_ candidates: [Candidate]) -> [Candidate] {
         guard hasSort else { return candidates }
         guard let keys = sortKeys else { return sortedOnModels(candidates) }
-        // Rows not read yet are read now: sorting compares them.
         let table = version.tables[entity]
-        let read = candidates.map { candidate -> Candidate in
+        /// `candidate` with its row read, if it was not.
+        func read(_ candidate: Candidate) -> Candidate {
             guard candidate.values == nil, let id = candidate.rowID else { return candidate }
             var read = candidate
             read.values = table[id]
             return read
         }
-        // With a limit, only the rows the window can reach are kept (a top-k heap).
-        return RowOrder.sorted(
-            read, descending: keys.map(\.reverse), reach: QueryWindow.reach(limit: fetchLimit, offset: fetchOffset)
-        ) { candidate, k in candidate.values?[keys[k].slot] ?? .null }
+        let descending = keys.map(\.reverse), reach = QueryWindow.reach(limit: fetchLimit, offset: fetchOffset)
+        // With a limit, only the rows the window can reach are kept (a top-k heap), so
+        // only their sort keys are read to rank them, and whole rows only for those
+        // kept: a search keeping 20 of 3,000 rows read all 3,000 whole, a tenth of the
+        // server's read time (#42).
+        if let reach, reach < candidates.count / 2 {
+            var ranks: [Value] = []
+            ranks.reserveCapacity(candidates.count * keys.count)
+            for candidate in candidates {
+                for key in keys {
+                    ranks.append(candidate.values?[key.slot] ?? candidate.rowID.flatMap { table.value($0, slot: key.slot) } ?? .null)
+                }
+            }
+            return RowOrder.sorted(Array(candidates.indices), descending: descending, reach: reach) { i, k in ranks[i * keys.count + k] }
+                .map { read(candidates[$0]) }
+        }
+        // Rows not read yet are read now: sorting compares them.
+        return RowOrder.sorted(candidates.map(read), descending: descending) { candidate, k in
+            candidate.values?[keys[k].slot] ?? .null
+        }
     }
 
     /// Sorts on model objects with Foundation, for sort keys the engine cannot read
