@@ -34,6 +34,18 @@ import Testing
         try context.save()
     }
 
+    /// Checks that `predicate` fetches and counts the voyages of `rows` that
+    /// `expected` says pass, in `context`.
+    private static func check(
+        _ predicate: Predicate<Voyage>, _ expected: (Row) -> Bool, rows: [Row], in context: ModelContext,
+        sourceLocation: SourceLocation
+    ) throws {
+        let want = rows.filter(expected).map(\.code).sorted()
+        let got = try context.fetch(FetchDescriptor(predicate: predicate, sortBy: [SortDescriptor(\.code)])).map(\.code)
+        #expect(got == want, sourceLocation: sourceLocation)
+        #expect(try context.fetchCount(FetchDescriptor(predicate: predicate)) == want.count, sourceLocation: sourceLocation)
+    }
+
     @Test(arguments: StoreKind.available)
     func savesAndReopens(_ kind: StoreKind) throws {
         let location = try kind.makeLocation()
@@ -78,14 +90,10 @@ import Testing
         let context = ModelContext(try location.container(Voyage.self, Leg.self, Traveller.self))
         let rows = Self.rows
         let day = Self.start.addingTimeInterval(10 * 3_600.5)
-
         func check(
             _ predicate: Predicate<Voyage>, _ expected: (Row) -> Bool, sourceLocation: SourceLocation = #_sourceLocation
         ) throws {
-            let want = rows.filter(expected).map(\.code).sorted()
-            let got = try context.fetch(FetchDescriptor(predicate: predicate, sortBy: [SortDescriptor(\.code)])).map(\.code)
-            #expect(got == want, sourceLocation: sourceLocation)
-            #expect(try context.fetchCount(FetchDescriptor(predicate: predicate)) == want.count, sourceLocation: sourceLocation)
+            try Self.check(predicate, expected, rows: rows, in: context, sourceLocation: sourceLocation)
         }
 
         try check(#Predicate { $0.code == "V007" }, { $0.code == "V007" })
@@ -153,10 +161,7 @@ import Testing
         func check(
             _ predicate: Predicate<Voyage>, _ expected: (Row) -> Bool, sourceLocation: SourceLocation = #_sourceLocation
         ) throws {
-            let want = rows.filter(expected).map(\.code).sorted()
-            let got = try context.fetch(FetchDescriptor(predicate: predicate, sortBy: [SortDescriptor(\.code)])).map(\.code)
-            #expect(got == want, sourceLocation: sourceLocation)
-            #expect(try context.fetchCount(FetchDescriptor(predicate: predicate)) == want.count, sourceLocation: sourceLocation)
+            try Self.check(predicate, expected, rows: rows, in: context, sourceLocation: sourceLocation)
         }
 
         let bounds: [Double] = [-.infinity, 0, 50, 187.5, .nan, .infinity]
