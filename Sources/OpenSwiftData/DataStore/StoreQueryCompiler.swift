@@ -30,22 +30,13 @@ public final class StoreQueryCompiler: @unchecked Sendable {
         try container.entityIndex(of: type)
     }
 
-    /// `predicate` in the engine's form, its captured values substituted; nil when it
-    /// cannot be compiled (the context then evaluates it on models).
-    public func compile<T: PersistentModel>(_ predicate: Predicate<T>) throws -> QueryExpression? {
-        do {
-            return try PredicateCompiler.compile(predicate, in: container).bound().expression
-        } catch is PredicateCompiler.Unsupported {
-            return nil
-        }
-    }
-
-    /// `predicate` as a template and its values: the template's captured values are
-    /// `.parameter(i)`, `parameters[i]` each; `shape` is the same object for every
-    /// predicate of the template's shape (its expression type, key paths and
-    /// operators), so a store may keep what it made of the template (its SQL) under
-    /// it, holding it; nil when the compiler does not cache the shape. Nil when
-    /// `predicate` cannot be compiled.
+    /// `predicate` in the engine's form, as a template and its values: the template's
+    /// captured values are `.parameter(i)`, `parameters[i]` each (`BoundPredicate`
+    /// substitutes them); `shape` is the same object for every predicate of the
+    /// template's shape (its expression type, key paths and operators), so a store may
+    /// keep what it made of the template (its SQL) under it, holding it; nil when the
+    /// compiler does not cache the shape. Nil when `predicate` cannot be compiled (the
+    /// context then evaluates it on models).
     public func compileTemplate<T: PersistentModel>(
         _ predicate: Predicate<T>
     ) throws -> (template: QueryExpression, parameters: [Value], shape: AnyObject?)? {
