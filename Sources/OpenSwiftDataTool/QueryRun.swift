@@ -81,7 +81,7 @@ struct QueryRun {
                 .map { ($0.id, $0.row) }
         }
         let report = QueryReport(
-            access, of: schema.entities[entity], filtered: predicate != nil, inSortOrder: walk.inSortOrder)
+            query.chosenAccess(indexOrder: !keys.isEmpty, window: reach), of: schema.entities[entity], filtered: predicate != nil, inSortOrder: walk.inSortOrder)
         return Output(rows: Array(matches.prefix(reach ?? matches.count)), plan: report.description)
     }
 

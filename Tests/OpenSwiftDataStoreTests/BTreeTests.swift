@@ -66,6 +66,12 @@ import Testing
             let backward = Self.entries(tree, from: useLower ? lower : nil, to: useUpper ? upper : nil, reverse: true)
             #expect(forward.map(\.row) == want.map(\.row), "lower \(lower) upper \(upper)")
             #expect(backward.map(\.row) == want.reversed().map(\.row))
+            func bound(_ b: IndexBound, _ use: Bool) -> BTree<IndexKey>.Bound? {
+                use ? .init(b.prefix, inclusive: b.inclusive, decoding: ()) : nil
+            }
+            let cap = Int.random(in: 1...(want.count + 3), using: &rng)
+            let counted = tree.count(from: bound(lower, useLower), to: bound(upper, useUpper), cap: cap)
+            #expect(want.count < cap ? counted == want.count : counted >= cap && counted <= want.count, "cap \(cap) of \(want.count)")
         }
     }
 
@@ -164,6 +170,12 @@ import Testing
             }.map(\.row)
             #expect(rows(tree, from: lower, to: upper) == want)
             #expect(rows(tree, from: lower, to: upper, reverse: true) == want.reversed())
+            // Counted a leaf's stretch at a time, runs included.
+            #expect(tree.count(from: lower, to: upper) == want.count)
+            #expect(tree.count(from: lower) + tree.count(to: BTree<RunKey>.Bound(key: RunKey(value: min(a, b)), inclusive: !lower.inclusive)) == tree.count)
+            let cap = Int.random(in: 1...(want.count + 3), using: &rng)
+            let capped = tree.count(from: lower, to: upper, cap: cap)
+            #expect(want.count < cap ? capped == want.count : capped >= cap && capped <= want.count, "cap \(cap) of \(want.count)")
         }
         // Emptied entirely, key by key.
         for entry in model.shuffled(using: &rng) { tree.remove(RunKey(value: entry.key), row: entry.row) }

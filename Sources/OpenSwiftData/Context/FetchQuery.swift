@@ -42,6 +42,12 @@ struct FetchQuery {
 
     var access: QueryAccess { stored.access }
 
+    /// The access `candidates()` reads (`StoredRowQuery.chosenAccess`): the plan's,
+    /// or the ordered walk chosen over it for this run's window.
+    var chosenAccess: QueryAccess {
+        stored.chosenAccess(indexOrder: !hasUnsavedModels, window: QueryWindow.reach(limit: fetchLimit, offset: fetchOffset))
+    }
+
     /// Whether the models are the stored rows the access yields, in the order it
     /// yields them, and it tells how many it yields at most before it does: no sort,
     /// no window (but a unique key's, which yields one row), no unsaved model to test,

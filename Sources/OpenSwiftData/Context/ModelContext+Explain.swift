@@ -81,7 +81,8 @@ extension ModelContext {
         let access: FetchExplanation.AccessPath
         let estimate: Int
         var sortedByIndex = false
-        switch query.access {
+        let chosen = query.chosenAccess
+        switch chosen {
         case .scan:
             access = .scan
             estimate = query.version.tables[query.entity].count
@@ -96,7 +97,7 @@ extension ModelContext {
             estimate = query.stored.estimate(plan)
         case let .index(plan):
             access = .index(plan.slots.map { query.layout.attributes[$0].name }, FetchExplanation.IndexLookup(plan.lookup))
-            sortedByIndex = plan.providesOrder
+            sortedByIndex = plan.providesOrder && !plan.orderIsPartial
             estimate = query.stored.estimate(plan)
         }
         let filtering: FetchExplanation.Filtering = switch query.filter {
@@ -111,7 +112,7 @@ extension ModelContext {
         case let .fallback(reason): .onModels(reason)
         }
         let report = QueryReport(
-            entity: query.layout.name, access: query.access.summary(of: query.version.schema.entities[query.entity]),
+            entity: query.layout.name, access: chosen.summary(of: query.version.schema.entities[query.entity]),
             inSortOrder: sortedByIndex, filtering: reported)
         return FetchExplanation(
             entityName: query.layout.name, accessPath: access, filtering: filtering, sortedByIndex: sortedByIndex,

@@ -383,6 +383,38 @@ public struct BTree<Key: BTreeKey>: Sendable {
         return true
     }
 
+    /// How many entries lie between `lower` and `upper` (nil: unbounded), counted up to
+    /// `cap`: once the count reaches it the walk stops, so the answer is the count or
+    /// a number at least `cap`. A leaf's stretch is counted at once, never entry by
+    /// entry: a planner asks how wide a range is before choosing how to read it.
+    /// - Complexity: O(log n + k / b) for k entries counted, b entries a leaf.
+    public func count(from lower: Bound? = nil, to upper: Bound? = nil, cap: Int = .max) -> Int {
+        var total = 0
+        _ = Self.count(root, lower, upper, cap, &total)
+        return total
+    }
+
+    /// Adds the node's entries within the bounds to `total`; false once it reached `cap`.
+    private static func count(_ node: Node, _ lower: Bound?, _ upper: Bound?, _ cap: Int, _ total: inout Int) -> Bool {
+        if node.isLeaf {
+            let (startRun, endRun) = node.keys.withUnsafeBufferPointer { buffer in
+                (lower.map { bound in firstIndex(in: buffer.count) { isAbove(buffer[$0], bound) } } ?? 0,
+                 upper.map { bound in firstIndex(in: buffer.count) { !isBelow(buffer[$0], bound) } } ?? buffer.count)
+            }
+            if endRun > startRun { total += node.runStart(endRun) - node.runStart(startRun) }
+            return total < cap
+        }
+        let n = node.children.count
+        var first = 0, last = n - 1
+        node.separators.withUnsafeBufferPointer { separators in
+            if let lower { first = firstIndex(in: n - 1) { lower.compare(separators[$0].key) >= 0 } }
+            if let upper { last = firstIndex(in: n - 1) { !isBelow(separators[$0].key, upper) } }
+        }
+        guard first <= last else { return true }
+        for i in first...last where !count(node.children[i], lower, upper, cap, &total) { return false }
+        return true
+    }
+
     /// The first index in `0..<count` where `holds` is true, or `count`; `holds` must
     /// be false and then true along the indices.
     @inline(__always)

@@ -168,6 +168,22 @@ public struct OrderedIndex: Sendable {
         if let failure { throw failure }
     }
 
+    /// How many entries lie between `lower` and `upper` (nil: unbounded), up to `cap`
+    /// (`BTree.count(from:to:cap:)`: the count, or a number at least `cap`).
+    /// - Complexity: O(log n + k / b) for k entries counted, b entries a leaf.
+    public func count(from lower: IndexBound?, to upper: IndexBound?, cap: Int = .max) -> Int {
+        switch layout {
+        case let .scalar(kind):
+            scalars.count(from: lower.map { Self.packedBound($0, kind) }, to: upper.map { Self.packedBound($0, kind) }, cap: cap)
+        case .string:
+            strings.count(from: lower.map { Self.stringBound($0) }, to: upper.map { Self.stringBound($0) }, cap: cap)
+        case .general:
+            general.count(
+                from: lower.map { .init($0.prefix, inclusive: $0.inclusive, decoding: ()) },
+                to: upper.map { .init($0.prefix, inclusive: $0.inclusive, decoding: ()) }, cap: cap)
+        }
+    }
+
     /// `bound` on packed keys: integer comparisons when its value packs, else value
     /// comparisons (a `.double` bound on an `.int` index, say).
     private static func packedBound(_ bound: IndexBound, _ kind: ScalarKind) -> BTree<PackedKey>.Bound {

@@ -49,20 +49,45 @@ public struct IndexPlan: Sendable {
     public var slots: [Int]
     public var ranges: [(lower: IndexBound?, upper: IndexBound?)]
     public var lookup: IndexLookup
-    /// Whether walking the ranges yields rows in the requested sort order.
+    /// Whether walking the ranges yields rows in the requested sort order: of every
+    /// sort key, or of the first ones only (`orderIsPartial`).
     public var providesOrder = false
+    /// Whether the walk orders only the sort's first keys (`orderSlotsRange`), the
+    /// index's parts after them being other attributes or none: rows tied on those
+    /// keys are ranked by the rest after the walk, which still stops once a window's
+    /// rows and the rows tied with its last are in.
+    public var orderIsPartial = false
     public var reverse = false
     /// The positions in the index key that carry the sort keys, when `providesOrder`.
     public var orderSlotsRange: Range<Int> = 0..<0
     /// Whether the predicate is exactly the range: the rows it yields pass it and
     /// are not tested again.
     public var exact = false
+    /// The other way to read the same query. On a plan the planner made: an index
+    /// walked in the sort's order (`orderedWalk`), for a run with a window whose
+    /// ranges turn out wide. On that walk once chosen (`walkBudget` set): the plan it
+    /// replaced, read after all when the walk tests more rows than it holds.
+    /// (`StoredRowQuery.chosenAccess(indexOrder:window:)` decides.)
+    public var alternative: AlternativePlan?
+    /// On a walk chosen over `alternative`: how many rows it may test before its
+    /// window is full (the count of the alternative's ranges).
+    public var walkBudget: Int?
 
     public init(index: Int, slots: [Int], ranges: [(lower: IndexBound?, upper: IndexBound?)], lookup: IndexLookup) {
         self.index = index
         self.slots = slots
         self.ranges = ranges
         self.lookup = lookup
+    }
+}
+
+/// An index plan held by another (`IndexPlan.alternative`): a class, as a struct
+/// cannot hold its own type.
+public final class AlternativePlan: Sendable {
+    public let plan: IndexPlan
+
+    public init(_ plan: IndexPlan) {
+        self.plan = plan
     }
 }
 

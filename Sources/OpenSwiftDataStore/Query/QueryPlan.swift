@@ -94,6 +94,9 @@ public final class QueryPlan: Sendable {
     let assumptions: [Assumption]
     let planner: QueryPlanner
     let template: QueryExpression?
+    /// For an index plan that does not give a limited query's sort order: an index
+    /// walked in that order, bound beside it as its `alternative`.
+    let orderedWalk: (plan: IndexPlan, ranges: Ranges)?
 
     /// For a plan whose one unique key is one parameter, which its assumptions only
     /// require not to be nil and its one exactness requirement to be of a slot's
@@ -102,12 +105,16 @@ public final class QueryPlan: Sendable {
     /// value it resolved (about 300 instructions of a W2 lookup).
     private let singleKey: (constraint: Int, parameter: Int, slot: Int, rejectsNaN: Bool)?
 
-    init(access: Access, exactWhen: [Requirement]?, assumptions: [Assumption], planner: QueryPlanner, template: QueryExpression?) {
+    init(
+        access: Access, exactWhen: [Requirement]?, assumptions: [Assumption], planner: QueryPlanner, template: QueryExpression?,
+        orderedWalk: (plan: IndexPlan, ranges: Ranges)? = nil
+    ) {
         self.access = access
         self.exactWhen = exactWhen
         self.assumptions = assumptions
         self.planner = planner
         self.template = template
+        self.orderedWalk = orderedWalk
         singleKey = Self.singleKey(access: access, exactWhen: exactWhen, assumptions: assumptions)
     }
 
@@ -217,23 +224,33 @@ public final class QueryPlan: Sendable {
             window.exact = exact
             return .spatial(window)
         case .index(var plan, let ranges):
-            switch ranges {
-            case let .bounds(lower, upper):
-                plan.ranges = [(lower?.resolved(parameters), upper?.resolved(parameters))]
-            case let .inList(prefix, list):
-                guard case let .array(values) = list.resolved(parameters) else { return replanned(parameters, kinds: kinds) }
-                let head = prefix.map { $0.resolved(parameters) }
-                var distinct: [Value] = []
-                for value in values.sorted() where distinct.last != value { distinct.append(value) }
-                plan.ranges = distinct.map { value in
-                    let bound = IndexBound(head + [value], inclusive: true)
-                    return (bound, bound)
-                }
-                plan.lookup = .inList(distinct.count)
-            }
+            guard Self.bind(ranges, into: &plan, parameters) else { return replanned(parameters, kinds: kinds) }
             plan.exact = exact
+            if var walk = orderedWalk?.plan, let ranges = orderedWalk?.ranges, Self.bind(ranges, into: &walk, parameters) {
+                plan.alternative = AlternativePlan(walk)
+            }
             return .index(plan)
         }
+    }
+
+    /// Fills `plan`'s ranges with `parameters` bound in; false when a value is not
+    /// what the plan took it to be (an IN-list's value that is no array).
+    private static func bind(_ ranges: Ranges, into plan: inout IndexPlan, _ parameters: [Value]) -> Bool {
+        switch ranges {
+        case let .bounds(lower, upper):
+            plan.ranges = [(lower?.resolved(parameters), upper?.resolved(parameters))]
+        case let .inList(prefix, list):
+            guard case let .array(values) = list.resolved(parameters) else { return false }
+            let head = prefix.map { $0.resolved(parameters) }
+            var distinct: [Value] = []
+            for value in values.sorted() where distinct.last != value { distinct.append(value) }
+            plan.ranges = distinct.map { value in
+                let bound = IndexBound(head + [value], inclusive: true)
+                return (bound, bound)
+            }
+            plan.lookup = .inList(distinct.count)
+        }
+        return true
     }
 
     /// Plans the template with `parameters` substituted, for values this plan could

@@ -6,7 +6,12 @@
 /// key lookup; an ordered index with an equality prefix; an R-tree whose every
 /// attribute is bounded (its window); an ordered index with an IN-list or a range
 /// on its first key part; with a limit and no such index, an index whose order
-/// serves the sort; else a scan. Every candidate still passes the whole predicate
+/// serves the sort; else a scan. An index serves the sort when it gives the order
+/// of all its keys or of the first ones (the rest break ties after the walk, which
+/// still stops at the window). With a limit, an index plan that does not give the
+/// order carries an index walk in the order of the sort's first key as its
+/// alternative, chosen per run when the plan's ranges prove wide
+/// (`StoredRowQuery.chosenAccess`). Every candidate still passes the whole predicate
 /// unless the plan is exact, so a plan narrows the rows and never changes the
 /// answer.
 ///
@@ -44,8 +49,12 @@ public struct QueryPlanner: Sendable {
         var assumptions: [QueryPlan.Assumption] = []
         let conjuncts = expression?.conjuncts ?? []
         for term in conjuncts { collect(term, into: &terms, assuming: &assumptions) }
-        func made(_ access: QueryPlan.Access, exactWhen: [QueryPlan.Requirement]?) -> QueryPlan {
-            QueryPlan(access: access, exactWhen: exactWhen, assumptions: assumptions, planner: self, template: expression)
+        func made(
+            _ access: QueryPlan.Access, exactWhen: [QueryPlan.Requirement]?, walk: (IndexPlan, QueryPlan.Ranges)? = nil
+        ) -> QueryPlan {
+            QueryPlan(
+                access: access, exactWhen: exactWhen, assumptions: assumptions, planner: self, template: expression,
+                orderedWalk: walk)
         }
         if let rows = terms.rows {
             // A row named by its identifier: no index is narrower.
@@ -72,7 +81,9 @@ public struct QueryPlanner: Sendable {
             return made(access, exactWhen: exactWindow(slots, conjuncts: conjuncts))
         }
         if let best {
-            return made(.index(best.plan, best.ranges), exactWhen: exactRange(best.plan, best.ranges, conjuncts: conjuncts))
+            let walk = best.plan.providesOrder ? nil : orderedWalk(terms, besides: best.plan.index)
+            return made(
+                .index(best.plan, best.ranges), exactWhen: exactRange(best.plan, best.ranges, conjuncts: conjuncts), walk: walk)
         }
         if limited, sortKeys != nil {
             for (i, slots) in indexes.enumerated() {
@@ -259,18 +270,41 @@ public struct QueryPlanner: Sendable {
     }
 
     /// Marks the plan as giving the sort order when the index's key parts after the
-    /// equality prefix are exactly the sort keys, all in one direction, over a single
-    /// range (an IN-list's count is known only when bound, so it never gives order).
+    /// equality prefix are the sort's keys, from its first, in one direction, over a
+    /// single range (an IN-list's count is known only when bound, so it never gives
+    /// order): all of them, or the first ones (`orderIsPartial`).
     private func applyOrder(to candidate: inout Candidate, prefix: Int) {
-        guard let order = sortKeys, case .bounds = candidate.ranges else { return }
+        guard let order = sortKeys, let first = order.first, case .bounds = candidate.ranges else { return }
         let slots = candidate.plan.slots
-        guard prefix + order.count <= slots.count,
-              Array(slots[prefix..<(prefix + order.count)]) == order.map(\.slot),
-              Set(order.map(\.reverse)).count == 1
-        else { return }
+        var carried = 0
+        while carried < order.count, prefix + carried < slots.count, slots[prefix + carried] == order[carried].slot,
+              order[carried].reverse == first.reverse {
+            carried += 1
+        }
+        guard carried > 0 else { return }
         candidate.plan.providesOrder = true
-        candidate.plan.reverse = order[0].reverse
-        candidate.plan.orderSlotsRange = prefix..<(prefix + order.count)
+        candidate.plan.orderIsPartial = carried < order.count
+        candidate.plan.reverse = first.reverse
+        candidate.plan.orderSlotsRange = prefix..<(prefix + carried)
+    }
+
+    /// With a limit: an index other than `chosen` whose first part is the sort's first
+    /// key, walked in that order within the predicate's bounds on it. A plan that
+    /// does not give the order reads every row of its ranges to rank them; when
+    /// those are many, the walk stops after about the window's share of the rows
+    /// (`StoredRowQuery.chosenAccess(indexOrder:window:)` counts and chooses, per run).
+    private func orderedWalk(_ terms: Terms, besides chosen: Int) -> (IndexPlan, QueryPlan.Ranges)? {
+        guard limited, let first = sortKeys?.first, terms.equal[first.slot] == nil, terms.inList[first.slot] == nil
+        else { return nil }
+        for (i, slots) in indexes.enumerated() where i != chosen && slots.first == first.slot {
+            let lower = terms.lower[first.slot], upper = terms.upper[first.slot]
+            var candidate = Candidate(
+                plan: IndexPlan(index: i, slots: slots, ranges: [], lookup: lower == nil && upper == nil ? .ordered : .range),
+                ranges: .bounds(lower, upper), equalityPrefix: 0, score: 0)
+            applyOrder(to: &candidate, prefix: 0)
+            if candidate.plan.providesOrder { return (candidate.plan, candidate.ranges) }
+        }
+        return nil
     }
 
     private func collect(_ term: QueryExpression, into terms: inout Terms, assuming assumptions: inout [QueryPlan.Assumption]) {

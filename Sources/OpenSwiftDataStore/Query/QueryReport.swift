@@ -63,14 +63,28 @@ extension QueryAccess {
         case let .spatial(plan):
             return "R-tree (\(names(plan.slots))) window"
         case let .index(plan):
-            let lookup = switch plan.lookup {
-            case .equality: "equality"
-            case .range: "range"
-            case let .inList(count): "in-list of \(count)"
-            case .ordered: "ordered"
-            }
-            return "index (\(names(plan.slots))) \(lookup)"
+            return Self.summary(of: plan, names: names)
         }
+    }
+
+    /// `index (price) range`; a walk in the order of the sort's first keys says so,
+    /// and a walk chosen over another plan names its budget and that plan.
+    private static func summary(of plan: IndexPlan, names: ([Int]) -> String) -> String {
+        let lookup = switch plan.lookup {
+        case .equality: "equality"
+        case .range: "range"
+        case let .inList(count): "in-list of \(count)"
+        case .ordered: "ordered"
+        }
+        var text = "index (\(names(plan.slots))) \(lookup)"
+        if plan.providesOrder && plan.orderIsPartial {
+            let keys = plan.orderSlotsRange.count
+            text += " in the order of the sort's first \(keys == 1 ? "key" : "\(keys) keys")"
+        }
+        if let budget = plan.walkBudget, let other = plan.alternative?.plan {
+            text += ", up to \(budget) rows tested, else \(summary(of: other, names: names))"
+        }
+        return text
     }
 
     /// Whether the access answers the predicate alone, so no row is tested.

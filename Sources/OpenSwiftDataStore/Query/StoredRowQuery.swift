@@ -63,8 +63,11 @@ public struct StoredRowQuery {
 
     /// Calls `body` with each stored row that passes, in row order; or in the
     /// sort's order when the index gives it and `indexOrder` allows (then under a
-    /// `window` the rows stop after the window's last and the rows tied with it);
-    /// or in no particular order when not `inOrder`. `body` gets the row's values
+    /// `window` the rows stop after the window's last and the rows tied with it; an
+    /// index that gives the order of the sort's first keys only stops there too, and
+    /// hands its rows over in row order for the caller to sort); or in no particular
+    /// order when not `inOrder`. With `indexOrder` and a `window`, an index plan may
+    /// give way to its ordered walk (`chosenAccess(indexOrder:window:)`). `body` gets the row's values
     /// when the test read them whole. An access that knows how many rows it yields
     /// at most before yielding them (a unique key, a list of rows, a spatial window's
     /// hits) tells `expecting` first, so the caller sizes what it fills once.
@@ -133,50 +136,113 @@ public struct StoredRowQuery {
                 }
             }
             return (table.count, false)
-        case let .index(plan):
-            let inSortOrder = plan.providesOrder && indexOrder
-            let needed = inSortOrder ? window : nil
-            // Rows go straight to `body` unless they must be put in order first.
-            let reorders = inSortOrder ? plan.reverse : inOrder
-            var boundary: IndexKey?
-            var matched = 0
-            var held: [(id: RowID, row: Row?)] = []
-            let index = version.orderedIndexes[entity][plan.index]
-            // An exact range is the whole predicate: only excluded rows fail.
-            let passes = plan.exact ? excludedOnly() : rowFilter()
-            // (Read out of the plan here: the closure capturing the plan copied it on
-            // every entry, about 150 instructions each.)
-            let orderSlots = plan.orderSlotsRange
-            for range in plan.ranges {
-                var stop = false
-                try index.scan(from: range.lower, to: range.upper, reverse: plan.reverse) { entry in
-                    if let boundary, !entry.key.partsEqual(boundary, in: orderSlots) {
-                        stop = true
-                        return false
-                    }
-                    tested += 1
-                    guard let row = try passes(entry.row) else { return true }
-                    if reorders { held.append((entry.row, row)) } else { try body(entry.row, row) }
-                    matched += 1
-                    if boundary == nil, let needed, matched >= needed {
-                        boundary = entry.key
-                    }
-                    return true
-                }
-                if stop { break }
+        case let .index(planned):
+            let plan = chosen(planned, indexOrder: indexOrder, window: window)
+            if let walk = try forEachIndexMatch(plan, inOrder: inOrder, indexOrder: indexOrder, window: window, body) {
+                return walk
             }
-            if reorders {
-                // Index order is the sort order; ties are in row order going forward and
-                // in reverse row order going backward, where a stable sort wants row order.
-                if inSortOrder {
-                    reverseTies(&held, keys: plan.orderSlotsRange.map { plan.slots[$0] })
-                } else {
-                    held.sort { $0.id < $1.id }
-                }
-                for match in held { try body(match.id, match.row) }
-            }
-            return (tested, inSortOrder)
+            // The walk tested more rows than the plan it replaced reads: that plan runs after all.
+            let fallback = try forEachIndexMatch(plan.alternative!.plan, inOrder: inOrder, indexOrder: indexOrder, window: window, body)!
+            return (fallback.tested + plan.walkBudget!, fallback.inSortOrder)
         }
+    }
+
+    /// The access a run reads: the plan's, but for an index plan with an ordered walk
+    /// as its `alternative` in a run with a window and the index's order allowed.
+    /// That plan reads every row of its ranges and ranks them; the walk reads rows in
+    /// the sort's order and stops once the window is full, after about
+    /// window × rows ÷ matches of them when the matches are spread evenly over the
+    /// order. So the ranges are counted (a leaf at a time) and the walk is chosen when
+    /// they hold more than √(window × rows) entries, where the two costs meet. The
+    /// walk may test as many rows as the ranges hold; past that (matches bunched at
+    /// the far end of the order) the plan runs after all, so a bad guess costs at
+    /// most twice the plan's reads.
+    /// - Complexity: O(log n + k / b) to count k entries, b a leaf's.
+    public func chosenAccess(indexOrder: Bool, window: Int?) -> QueryAccess {
+        guard case let .index(plan) = access else { return access }
+        return .index(chosen(plan, indexOrder: indexOrder, window: window))
+    }
+
+    private func chosen(_ plan: IndexPlan, indexOrder: Bool, window: Int?) -> IndexPlan {
+        guard let walk = plan.alternative, plan.walkBudget == nil else { return plan }
+        var plan = plan
+        plan.alternative = nil
+        guard indexOrder, let window, window > 0 else { return plan }
+        let rows = version.tables[entity].count
+        let threshold = max(Int((Double(window) * Double(rows)).squareRoot()), window)
+        // Counted no further than the walk's budget could use.
+        let cap = threshold.multipliedReportingOverflow(by: 16).overflow ? Int.max : threshold * 16
+        let index = version.orderedIndexes[entity][plan.index]
+        var inRanges = 0
+        for range in plan.ranges where inRanges < cap {
+            inRanges += index.count(from: range.lower, to: range.upper, cap: cap - inRanges)
+        }
+        guard inRanges > threshold else { return plan }
+        var chosen = walk.plan
+        chosen.alternative = AlternativePlan(plan)
+        chosen.walkBudget = inRanges
+        return chosen
+    }
+
+    /// `forEachMatch` over index plan `plan`; nil when the plan is a walk that tested
+    /// its budget of rows before its window was full (nothing was handed to `body`).
+    private func forEachIndexMatch(
+        _ plan: IndexPlan, inOrder: Bool, indexOrder: Bool, window: Int?, _ body: (RowID, Row?) throws -> Void
+    ) throws -> (tested: Int, inSortOrder: Bool)? {
+        let ordered = plan.providesOrder && indexOrder
+        let inSortOrder = ordered && !plan.orderIsPartial
+        let needed = ordered ? window : nil
+        let budget = plan.walkBudget
+        // Rows go straight to `body` unless they must be put in order first, or the
+        // walk may yet give up.
+        let reorders = budget != nil || (inSortOrder ? plan.reverse : inOrder)
+        var boundary: IndexKey?
+        var matched = 0
+        var tested = 0
+        var overBudget = false
+        var held: [(id: RowID, row: Row?)] = []
+        let index = version.orderedIndexes[entity][plan.index]
+        // An exact range is the whole predicate: only excluded rows fail.
+        let passes = plan.exact ? excludedOnly() : rowFilter()
+        // (Read out of the plan here: the closure capturing the plan copied it on
+        // every entry, about 150 instructions each.)
+        let orderSlots = plan.orderSlotsRange
+        for range in plan.ranges {
+            var stop = false
+            try index.scan(from: range.lower, to: range.upper, reverse: plan.reverse) { entry in
+                if let boundary, !entry.key.partsEqual(boundary, in: orderSlots) {
+                    stop = true
+                    return false
+                }
+                tested += 1
+                if let budget, tested > budget, boundary == nil {
+                    overBudget = true
+                    stop = true
+                    return false
+                }
+                guard let row = try passes(entry.row) else { return true }
+                if reorders { held.append((entry.row, row)) } else { try body(entry.row, row) }
+                matched += 1
+                if boundary == nil, let needed, matched >= needed {
+                    boundary = entry.key
+                }
+                return true
+            }
+            if stop { break }
+        }
+        if overBudget { return nil }
+        if reorders {
+            // Index order is the sort order; ties are in row order going forward and
+            // in reverse row order going backward, where a stable sort wants row order.
+            // Rows the caller still sorts go in row order.
+            if inSortOrder {
+                if plan.reverse { reverseTies(&held, keys: plan.orderSlotsRange.map { plan.slots[$0] }) }
+            } else {
+                held.sort { $0.id < $1.id }
+            }
+            for match in held { try body(match.id, match.row) }
+        }
+        return (tested, inSortOrder)
     }
 
     /// Calls `body` with each stored row that passes, nearest to `center` first
