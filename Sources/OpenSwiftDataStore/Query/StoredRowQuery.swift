@@ -137,6 +137,9 @@ public struct StoredRowQuery {
             }
             return (table.count, false)
         case let .index(planned):
+            guard planned.alternative != nil else {
+                return try forEachIndexMatch(planned, inOrder: inOrder, indexOrder: indexOrder, window: window, body)!
+            }
             let plan = chosen(planned, indexOrder: indexOrder, window: window)
             if let walk = try forEachIndexMatch(plan, inOrder: inOrder, indexOrder: indexOrder, window: window, body) {
                 return walk
@@ -186,6 +189,7 @@ public struct StoredRowQuery {
 
     /// `forEachMatch` over index plan `plan`; nil when the plan is a walk that tested
     /// its budget of rows before its window was full (nothing was handed to `body`).
+    @inline(__always)
     private func forEachIndexMatch(
         _ plan: IndexPlan, inOrder: Bool, indexOrder: Bool, window: Int?, _ body: (RowID, Row?) throws -> Void
     ) throws -> (tested: Int, inSortOrder: Bool)? {
