@@ -216,10 +216,21 @@ import Testing
         let key = ModelContext.NotificationKey.self
         #expect(info[key.insertedIdentifiers.rawValue] as? [PersistentIdentifier] == [added.persistentModelID])
         #expect(info[key.updatedIdentifiers.rawValue] as? [PersistentIdentifier] == [existing.persistentModelID])
+        // The saving code reads the same lists without observing.
+        #expect(context.lastSavedChanges == ModelContext.SavedChanges(
+            insertedIdentifiers: [added.persistentModelID], updatedIdentifiers: [existing.persistentModelID],
+            deletedIdentifiers: []))
         context.delete(existing)
         let deletedID = existing.persistentModelID
         try context.save()
         #expect(info[key.deletedIdentifiers.rawValue] as? [PersistentIdentifier] == [deletedID])
+        #expect(context.lastSavedChanges?.deletedIdentifiers == [deletedID])
+        #expect(context.lastSavedChanges?.insertedIdentifiers == [])
+        // A save with nothing to write posts nothing and leaves them.
+        try context.save()
+        #expect(willSave == 2)
+        #expect(context.lastSavedChanges?.deletedIdentifiers == [deletedID])
+        #expect(ModelContext(container).lastSavedChanges == nil)
     }
 
     @Test func contextsCompareByIdentity() {

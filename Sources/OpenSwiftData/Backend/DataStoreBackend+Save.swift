@@ -71,10 +71,6 @@ extension DataStoreBackend {
         let updatedIDs = changedModels.map { $0.modelBacking.identifier } + upsertedIDs
         context.endPendingState()
         context.storeSnapshots = [:]
-        NotificationCenter.default.post(name: ModelContext.didSave, object: context, userInfo: [
-            ModelContext.NotificationKey.insertedIdentifiers.rawValue: insertedIDs,
-            ModelContext.NotificationKey.updatedIdentifiers.rawValue: updatedIDs,
-            ModelContext.NotificationKey.deletedIdentifiers.rawValue: deletedIDs,
-        ])
+        context.didSave(.init(insertedIdentifiers: insertedIDs, updatedIdentifiers: updatedIDs, deletedIdentifiers: deletedIDs))
     }
 }

@@ -50,12 +50,11 @@ extension ModelContext {
             guard let model = registry[identifier(entity: query.entity, row: id)] else { continue }
             refresh(model.modelBacking, entity: query.entity, with: nil, in: result.version ?? container.store.current)
         }
-        NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
-            NotificationKey.insertedIdentifiers.rawValue: [PersistentIdentifier](),
-            NotificationKey.updatedIdentifiers.rawValue: rows.map { identifier(entity: query.entity, row: $0) },
-            NotificationKey.deletedIdentifiers.rawValue: [PersistentIdentifier](),
-            NotificationKey.queryGeneration.rawValue: result.generation,
-        ])
+        didSave(
+            SavedChanges(
+                insertedIdentifiers: [], updatedIdentifiers: rows.map { identifier(entity: query.entity, row: $0) },
+                deletedIdentifiers: []),
+            generation: result.generation)
         return rows.count
     }
 }

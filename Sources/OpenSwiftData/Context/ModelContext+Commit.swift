@@ -250,11 +250,8 @@ extension ModelContext {
         }
         endPendingState()
 
-        NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
-            NotificationKey.insertedIdentifiers.rawValue: insertedIDs,
-            NotificationKey.updatedIdentifiers.rawValue: updatedIDs,
-            NotificationKey.deletedIdentifiers.rawValue: deletedIDs,
-            NotificationKey.queryGeneration.rawValue: result.generation,
-        ])
+        didSave(
+            SavedChanges(insertedIdentifiers: insertedIDs, updatedIdentifiers: updatedIDs, deletedIdentifiers: deletedIDs),
+            generation: result.generation)
     }
 }

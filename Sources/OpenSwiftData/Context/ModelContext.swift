@@ -79,6 +79,10 @@ public class ModelContext: Equatable, SendableMetatype {
     /// Snapshots a custom store returned beside the models fetched, which
     /// relationships resolve from before asking the store (`DataStoreBackend`).
     @exclusivity(unchecked) var storeSnapshots: [PersistentIdentifier: DefaultSnapshot] = [:]
+    /// What the context's last save that wrote something wrote, as its `didSave`
+    /// listed it; nil before one did. A save with nothing to write posts no
+    /// `didSave` and leaves this as it was. *Additive* (`SavedChanges`).
+    public internal(set) var lastSavedChanges: SavedChanges?
 
     /// A new context over `container`'s store, with nothing registered.
     public init(_ container: ModelContainer) {

@@ -130,13 +130,9 @@ public final class DefaultStore: DataStore, DataStoreBatching, HistoryProviding 
         for snapshot in request.deleted {
             if let stored = lookup(snapshot.persistentIdentifier) { context.deleteModel(stored) }
         }
-        // The inner save's `didSave` lists an upsert as updated: so does this result.
-        let updatedIDs = SavedUpdates()
-        let observer = NotificationCenter.default.addObserver(forName: ModelContext.didSave, object: context, queue: nil) {
-            updatedIDs.record($0)
-        }
-        defer { NotificationCenter.default.removeObserver(observer) }
+        // The inner save lists an upsert as updated: so does this result.
         try context.save()
+        let updatedIDs = Set(context.lastSavedChanges?.updatedIdentifiers ?? [])
         var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
         var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
         var upserted: Set<PersistentIdentifier> = []
@@ -240,18 +236,4 @@ public final class DefaultStore: DataStore, DataStoreBatching, HistoryProviding 
     public func deleteHistory(_ descriptor: HistoryDescriptor<DefaultHistoryTransaction>) throws {
         try ModelContext(container).deleteHistory(descriptor)
     }
-}
-
-/// The identifiers a `didSave` lists as updated, kept by its observer. (The
-/// notification is posted on the saving thread, inside `save()`: nothing reads
-/// these while the observer writes them.)
-private final class SavedUpdates: @unchecked Sendable {
-    private var identifiers: Set<PersistentIdentifier> = []
-
-    func record(_ notification: Notification) {
-        let updated = notification.userInfo?[ModelContext.NotificationKey.updatedIdentifiers.rawValue] as? [PersistentIdentifier]
-        identifiers.formUnion(updated ?? [])
-    }
-
-    func contains(_ id: PersistentIdentifier) -> Bool { identifiers.contains(id) }
 }

@@ -56,6 +56,8 @@ import Testing
         try context.save()
         #expect(log.updated == [again.persistentModelID])
         #expect(log.inserted == [new.persistentModelID])
+        #expect(context.lastSavedChanges?.updatedIdentifiers == [again.persistentModelID])
+        #expect(context.lastSavedChanges?.insertedIdentifiers == [new.persistentModelID])
         #expect(try ModelContext(container).fetch(FetchDescriptor<Excursion>(sortBy: [SortDescriptor(\.name)])).map(\.destination)
             == ["Porto", "Braga"])
     }

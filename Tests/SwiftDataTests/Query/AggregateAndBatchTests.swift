@@ -65,6 +65,8 @@ import Testing
         let changed = try context.update(\Voyage.isFull, to: true, where: #Predicate { $0.port == "Oslo" || $0.code == "v3" })
         #expect(changed == 5)
         #expect(registered.isFull)
+        #expect(context.lastSavedChanges?.updatedIdentifiers.count == 5)
+        #expect(context.lastSavedChanges?.updatedIdentifiers.contains(registered.persistentModelID) == true)
         let reader = ModelContext(container)
         #expect(try reader.fetchCount(FetchDescriptor<Voyage>(predicate: #Predicate { $0.isFull })) == 5)
         #expect(throws: SwiftDataError.uniqueConstraintViolation) {
