@@ -111,13 +111,19 @@ struct PostgresPredicate {
         }
     }
 
+    /// Whether `operand` is a column that can hold NaN (`Double`, `Float`, `Date`).
+    private func isFloatingPoint(_ operand: Operand) -> Bool {
+        guard case let .column(_, type?) = operand else { return false }
+        return type == .double || type == .float || type == .date
+    }
+
     /// ` AND column <> 'NaN'` for each floating-point column of a comparison: a NaN
     /// stored there matches no comparison in Swift. (PostgreSQL puts NaN above every
     /// number, so a column compared with a number needs it only where NaN would pass:
     /// `>` and `>=`.)
     private func notNaN(_ operands: Operand...) -> String {
         operands.map { operand in
-            guard case let .column(name, type?) = operand, type == .double || type == .float || type == .date else { return "" }
+            guard isFloatingPoint(operand), case let .column(name, _) = operand else { return "" }
             return " AND \(name) <> 'NaN'"
         }.joined()
     }
@@ -152,7 +158,15 @@ struct PostgresPredicate {
             case (.constant, .constant):
                 return nil
             case (.column, .column):
-                return "(\(try sql(x)) IS \(isEqual ? "NOT " : "")DISTINCT FROM \(try sql(y)))"
+                // nil equals nil, as `IS NOT DISTINCT FROM` says; a NaN equals nothing, itself
+                // included, where PostgreSQL says NaN = NaN.
+                let floating = try [x, y].filter(isFloatingPoint).map { try sql($0) }
+                if isEqual {
+                    let withoutNaN = floating.map { " AND (\($0) IS NULL OR \($0) <> 'NaN')" }.joined()
+                    return "(\(try sql(x)) IS NOT DISTINCT FROM \(try sql(y))\(withoutNaN))"
+                }
+                let orNaN = floating.map { " OR (\($0) IS NOT NULL AND \($0) = 'NaN')" }.joined()
+                return "(\(try sql(x)) IS DISTINCT FROM \(try sql(y))\(orNaN))"
             default:
                 // A nil column equals no value; it differs from every value. (A NaN
                 // column equals no number in SQL either.)

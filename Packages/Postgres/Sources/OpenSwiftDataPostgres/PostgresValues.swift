@@ -104,23 +104,30 @@ enum PostgresValues {
     /// the kinds differ or have no array form.
     static func appendList(_ values: [Value], to binds: inout PostgresBindings) -> Bool {
         var ints: [Int64] = [], doubles: [Double] = [], strings: [String] = [], uuids: [UUID] = []
+        // Which kinds the list holds, one bit each: the array parameter has one type.
+        var kinds: UInt8 = 0
         for value in values {
             switch value {
-            case let .int(v): ints.append(v)
-            case let .reference(id): ints.append(id.rawValue)
-            case let .double(v): doubles.append(v)
-            case let .date(v): doubles.append(v.timeIntervalSinceReferenceDate)
-            case let .string(v): strings.append(v.precomposedStringWithCanonicalMapping)
-            case let .uuid(v): uuids.append(v)
+            case let .int(v): ints.append(v); kinds |= 1
+            case let .reference(id): ints.append(id.rawValue); kinds |= 1
+            // A NaN is left out: it equals nothing in Swift, where PostgreSQL's
+            // `= ANY` finds the NaNs stored. (A list of NaNs alone binds empty.)
+            case let .double(v): if !v.isNaN { doubles.append(v) }; kinds |= 2
+            case let .date(v):
+                if !v.timeIntervalSinceReferenceDate.isNaN { doubles.append(v.timeIntervalSinceReferenceDate) }
+                kinds |= 2
+            case let .string(v): strings.append(v.precomposedStringWithCanonicalMapping); kinds |= 4
+            case let .uuid(v): uuids.append(v); kinds |= 8
             default: return false
             }
         }
-        let kinds = [ints.isEmpty, doubles.isEmpty, strings.isEmpty, uuids.isEmpty].filter { !$0 }.count
-        guard kinds == 1 else { return false }
-        if !ints.isEmpty { binds.append(ints) }
-        if !doubles.isEmpty { binds.append(doubles) }
-        if !strings.isEmpty { binds.append(strings) }
-        if !uuids.isEmpty { binds.append(uuids) }
+        switch kinds {
+        case 1: binds.append(ints)
+        case 2: binds.append(doubles)
+        case 4: binds.append(strings)
+        case 8: binds.append(uuids)
+        default: return false
+        }
         return true
     }
 

@@ -182,6 +182,14 @@ import Testing
         for wanted in [["Lisbon"], [], ["Porto", "Faro", "nowhere"], []] {
             try check(#Predicate { wanted.contains($0.destination) }, { wanted.contains($0.destination) })
         }
+        // NaN equals nothing, itself included, in a list as in a comparison of two
+        // columns (PostgreSQL says NaN = NaN).
+        for prices in [[Double.nan, 50], [.nan], [.infinity, 187.5], [], [.nan, -.infinity]] {
+            try check(#Predicate { prices.contains($0.price) }, { prices.contains($0.price) })
+        }
+        try check(#Predicate { $0.price == $0.price }, { $0.price == $0.price })
+        try check(#Predicate { $0.price != $0.price }, { $0.price != $0.price })
+        try check(#Predicate { $0.price >= $0.price }, { $0.price >= $0.price })
         for favorite in [true, false, true] {
             try check(#Predicate { $0.isFavorite == favorite && $0.seats > 1 }, { $0.isFavorite == favorite && $0.seats > 1 })
         }
