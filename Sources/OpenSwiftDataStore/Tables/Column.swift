@@ -47,16 +47,17 @@ public enum ColumnKind: Hashable, Sendable {
 /// from an imported document) turns the column into a `.value` column, so every
 /// `Value` round-trips exactly.
 ///
-/// Buffers are Swift arrays, so a published version shares them and a commit copies
-/// only the columns it writes.
+/// Buffers are shared by the versions that hold the column, so a commit copies only
+/// the columns it writes: Swift arrays, but for the numbers and strings, which an
+/// insert appends to without copying (`AppendBuffer`).
 struct Column: Sendable {
     private(set) var kind: ColumnKind
-    private(set) var ints: [Int64] = []
+    private(set) var ints: AppendBuffer<Int64> = []
     private(set) var uints: [UInt64] = []
     /// `.double` values, and `.date` values as seconds since the reference date.
-    private(set) var doubles: [Double] = []
+    private(set) var doubles: AppendBuffer<Double> = []
     /// `.string` values, one per position, unless the column is encoded.
-    private(set) var strings: [String] = []
+    private(set) var strings: AppendBuffer<String> = []
     /// An encoded `.string` column's distinct strings (`seal(mayHeapLongStrings:)`): the value at a
     /// position is `dictionary[codes[position]]`. Empty when not encoded.
     private(set) var dictionary: [String] = []
@@ -98,10 +99,10 @@ struct Column: Sendable {
         self.kind = kind
         self.count = count
         self.present = present
-        self.ints = ints
+        self.ints = AppendBuffer(ints)
         self.uints = uints
-        self.doubles = doubles
-        self.strings = strings
+        self.doubles = AppendBuffer(doubles)
+        self.strings = AppendBuffer(strings)
         self.lists = lists
         self.values = values
         self.bits = bits
@@ -487,7 +488,7 @@ struct Column: Sendable {
             heap = StringHeap(strings, present: present)
             strings = []
         case .double, .date:
-            guard let packed = PackedDoubles(doubles, present: present) else { return }
+            guard let packed = doubles.withUnsafeBufferPointer({ PackedDoubles($0, present: present) }) else { return }
             packedDoubles = packed
             doubles = []
         case .int, .reference:
@@ -506,17 +507,17 @@ struct Column: Sendable {
     mutating func unpack() {
         if isEncoded { decodeStrings() }
         if let heap {
-            strings = heap.unpacked()
+            strings = AppendBuffer(heap.unpacked())
             self.heap = nil
             for p in 0..<count where !Bitmap.test(present, p) { strings[p] = "" }
         }
         if let packedInts {
-            ints = packedInts.unpacked()
+            ints = AppendBuffer(packedInts.unpacked())
             self.packedInts = nil
             for p in 0..<count where !Bitmap.test(present, p) { ints[p] = 0 }
         }
         if let packedDoubles {
-            doubles = packedDoubles.unpacked()
+            doubles = AppendBuffer(packedDoubles.unpacked())
             self.packedDoubles = nil
             for p in 0..<count where !Bitmap.test(present, p) { doubles[p] = 0 }
         }
@@ -637,7 +638,7 @@ struct Column: Sendable {
     /// Turns an encoded column back into a string per position.
     /// - Complexity: O(positions)
     private mutating func decodeStrings() {
-        strings = codes.map { dictionary[Int($0)] }
+        strings = AppendBuffer(codes.map { dictionary[Int($0)] })
         dictionary = []
         codes = []
     }

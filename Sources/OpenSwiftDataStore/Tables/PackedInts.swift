@@ -160,7 +160,7 @@ struct PackedDoubles: Sendable {
     /// some present value is no multiple of 10⁻ᵏ for any k up to `maximumScale`, or
     /// their spread needs more than 48 bits.
     /// - Complexity: O(n × scales tried); a column of random fractions fails at its first value
-    init?(_ values: [Double], present: [UInt64]) {
+    init?(_ values: UnsafeBufferPointer<Double>, present: [UInt64]) {
         var scale = 0
         var integers = [Int64](repeating: 0, count: values.count)
         var i = 0

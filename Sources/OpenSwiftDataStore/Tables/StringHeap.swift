@@ -11,7 +11,7 @@ struct StringHeap: Sendable {
 
     /// The strings at the positions `present` marks (the rest are stored empty).
     /// - Complexity: O(total bytes)
-    init(_ strings: [String], present: [UInt64]) {
+    init(_ strings: some RandomAccessCollection<String>, present: [UInt64]) {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(strings.reduce(0) { $0 + $1.utf8.count })
         var ends = [Int64](repeating: 0, count: strings.count)
@@ -44,7 +44,7 @@ struct StringHeap: Sendable {
 
     /// What a heap of `strings` (those `present` marks) takes, `byteCount` before it
     /// is built.
-    static func byteCount(of strings: [String], present: [UInt64]) -> Int {
+    static func byteCount(of strings: some RandomAccessCollection<String>, present: [UInt64]) -> Int {
         var total = 0
         for (i, string) in strings.enumerated() where Bitmap.test(present, i) { total += string.utf8.count }
         let width = total == 0 ? 0 : 64 - UInt64(total).leadingZeroBitCount
@@ -53,7 +53,7 @@ struct StringHeap: Sendable {
 
     /// What `strings` take as an array of `String`s: 16 bytes each, and for each one
     /// stored out of line its object (header, bytes, terminator, allocator rounding).
-    static func arrayByteCount(_ strings: [String]) -> Int {
+    static func arrayByteCount(_ strings: some RandomAccessCollection<String>) -> Int {
         strings.reduce(strings.count * 16) { total, string in
             let n = string.utf8.count
             return n <= 15 ? total : total + ((32 + n + 1 + 8 + 15) & ~15)
@@ -61,7 +61,7 @@ struct StringHeap: Sendable {
     }
 
     /// Whether any of `strings` is stored out of line (longer than a small string).
-    static func holdsLongStrings(_ strings: [String]) -> Bool {
+    static func holdsLongStrings(_ strings: some RandomAccessCollection<String>) -> Bool {
         strings.contains { $0.utf8.count > 15 }
     }
 }
