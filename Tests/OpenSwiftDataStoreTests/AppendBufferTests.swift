@@ -69,6 +69,38 @@ import Testing
         #expect(census.live.load(ordering: .relaxed) == 0, "every element destroyed once")
     }
 
+    /// Threads appending to copies of one storage while another reads the original:
+    /// one takes the shared slot, the others copy, and nobody sees another's values.
+    @Test func concurrentAppendsToCopiesOfOneStorage() async {
+        var base = AppendBuffer<String>((0..<100).map { "base \($0)" })
+        base.reserveCapacity(4_096)
+        let original = base
+        let results = await withTaskGroup(of: [String].self) { group in
+            for t in 0..<8 {
+                group.addTask {
+                    var mine = original
+                    for i in 0..<500 { mine.append("thread \(t) value \(i)") }
+                    return mine.array
+                }
+            }
+            group.addTask {
+                // A reader of the published version meanwhile.
+                var seen: [String] = []
+                for _ in 0..<200 { seen = original.array }
+                return seen
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        let expectedBase = (0..<100).map { "base \($0)" }
+        #expect(results.filter { $0 == expectedBase }.count == 1, "the reader saw the original alone")
+        for t in 0..<8 {
+            let mine = expectedBase + (0..<500).map { "thread \(t) value \($0)" }
+            #expect(results.contains(mine), "thread \(t)")
+        }
+        #expect(original.array == expectedBase)
+        _ = base
+    }
+
     /// Appends at a shared storage's end do not copy: the new version shares it, and
     /// the old one still reads its own count.
     @Test func anAppendAtTheEndSharesTheStorage() {
@@ -85,6 +117,8 @@ import Testing
         #expect(other.array == ["a", "b", "x"])
         #expect(new.array == ["a", "b", "c"])
         #expect(other.withUnsafeBufferPointer { $0.baseAddress } != old.withUnsafeBufferPointer { $0.baseAddress })
+        // That copy keeps the capacity: failed commits that leave slots taken cannot grow it.
+        #expect(other.capacity == old.capacity)
         // A write copies.
         new[0] = "z"
         #expect(old.array == ["a", "b"])

@@ -40,9 +40,12 @@ public struct IndexKey: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { values.description }
 
-    /// Whether the parts in `range` equal those of `other`.
+    /// Whether the parts in `range` tie with those of `other` in index order
+    /// (`Value.indexCompare`), as a sort ties them: a NaN ties a NaN, where `==` says
+    /// they differ (a walk that stopped at the first NaN after its window's last
+    /// missed the NaNs that the sort's later keys rank first).
     public func partsEqual(_ other: IndexKey, in range: Range<Int>) -> Bool {
-        range.allSatisfy { self[$0] == other[$0] }
+        range.allSatisfy { Value.indexCompare(self[$0], other[$0]) == 0 }
     }
 
     /// Three-way comparison in index order (`Value.indexCompare`), part by part over

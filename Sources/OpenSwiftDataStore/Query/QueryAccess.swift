@@ -58,7 +58,8 @@ public struct IndexPlan: Sendable {
     /// rows and the rows tied with its last are in.
     public var orderIsPartial = false
     public var reverse = false
-    /// The positions in the index key that carry the sort keys, when `providesOrder`.
+    /// The positions in the index key that carry the sort keys (all of them, or the
+    /// first ones when `orderIsPartial`), when `providesOrder`.
     public var orderSlotsRange: Range<Int> = 0..<0
     /// Whether the predicate is exactly the range: the rows it yields pass it and
     /// are not tested again.

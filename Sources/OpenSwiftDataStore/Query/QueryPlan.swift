@@ -166,7 +166,8 @@ public final class QueryPlan: Sendable {
         return (constraint, key[0].resolved(parameters))
     }
 
-    /// Whether a run's candidates can come in the sort's order from the index.
+    /// Whether a run's candidates can come from the index in the order of the sort's
+    /// keys, or of its first keys (`IndexPlan.orderIsPartial`).
     public var providesOrder: Bool {
         if case let .index(plan, _) = access { return plan.providesOrder }
         return false

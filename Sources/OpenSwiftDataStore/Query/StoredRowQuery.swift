@@ -399,14 +399,16 @@ public struct StoredRowQuery {
     }
 
     /// Reverses each run of rows whose `keys` slots are equal.
+    /// Runs tie as the index orders them (`Value.indexCompare`: a NaN ties a NaN).
     private func reverseTies(_ rows: inout [(id: RowID, row: Row?)], keys: [Int]) {
         let table = version.tables[entity]
-        func key(_ i: Int) -> [Value?] { keys.map { rows[i].row?[$0] ?? table.value(rows[i].id, slot: $0) } }
+        func key(_ i: Int) -> [Value] { keys.map { rows[i].row?[$0] ?? table.value(rows[i].id, slot: $0) ?? .null } }
+        func ties(_ a: [Value], _ b: [Value]) -> Bool { zip(a, b).allSatisfy { Value.indexCompare($0, $1) == 0 } }
         var start = 0
         while start < rows.count {
             var end = start + 1
             let first = key(start)
-            while end < rows.count, key(end) == first { end += 1 }
+            while end < rows.count, ties(key(end), first) { end += 1 }
             if end - start > 1 { rows[start..<end].reverse() }
             start = end
         }

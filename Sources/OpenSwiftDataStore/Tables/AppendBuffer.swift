@@ -12,7 +12,8 @@ import Synchronization
 /// holds one more value and the published ones, which never read past their
 /// count, do not see it. A version that appends where another already took the
 /// slot (two versions made from one), a write to a value (`subscript` set), and an
-/// append past the capacity copy, as an array would.
+/// append past the capacity copy; the copy has the storage's capacity, doubled only
+/// when full.
 ///
 /// The storage's `taken` count is claimed by compare-and-exchange, so two writers
 /// can never take one slot; what they write is published to readers with the
@@ -93,7 +94,9 @@ struct AppendBuffer<Element>: @unchecked Sendable {
             count += 1
             return
         }
-        makeUnique(capacity: Swift.max(count + 1, capacity * 2, 16))
+        // Doubled only when full: a copy forced by a taken slot (a version made from
+        // the same one appended first, say a commit that then failed) keeps the size.
+        makeUnique(capacity: count < capacity ? capacity : Swift.max(count + 1, capacity * 2, 16))
         append(value)
     }
 

@@ -48,12 +48,13 @@ public enum ColumnKind: Hashable, Sendable {
 /// `Value` round-trips exactly.
 ///
 /// Buffers are shared by the versions that hold the column, so a commit copies only
-/// the columns it writes: Swift arrays, but for the numbers and strings, which an
-/// insert appends to without copying (`AppendBuffer`).
+/// the columns it writes: Swift arrays, but for the integers, doubles and strings,
+/// which an insert appends to without copying (`AppendBuffer`). (An append sets a bit
+/// in the last word of `present` and `bits`, which copies those 64 words at most.)
 struct Column: Sendable {
     private(set) var kind: ColumnKind
     private(set) var ints: AppendBuffer<Int64> = []
-    private(set) var uints: [UInt64] = []
+    private(set) var uints: AppendBuffer<UInt64> = []
     /// `.double` values, and `.date` values as seconds since the reference date.
     private(set) var doubles: AppendBuffer<Double> = []
     /// `.string` values, one per position, unless the column is encoded.
@@ -100,7 +101,7 @@ struct Column: Sendable {
         self.count = count
         self.present = present
         self.ints = AppendBuffer(ints)
-        self.uints = uints
+        self.uints = AppendBuffer(uints)
         self.doubles = AppendBuffer(doubles)
         self.strings = AppendBuffer(strings)
         self.lists = lists

@@ -17,7 +17,8 @@ public typealias Row = [Value]
 ///
 /// A published store version shares every buffer with the next one except those a
 /// commit writes: an update copies the touched columns of one segment, a delete one
-/// bitmap, an insert the tail segment's columns (each at most once per commit).
+/// bitmap (each at most once per commit); an insert appends to the tail segment's
+/// value buffers past the published count (`AppendBuffer`) and copies its bitmaps.
 public struct Table: Sendable {
     static let segmentShift = 12
     /// Positions per segment (4,096).
@@ -193,8 +194,8 @@ public struct Table: Sendable {
     // MARK: Writing
 
     /// Stores `row` under a new identifier and returns it.
-    /// - Complexity: amortized O(slots); O(segment size × slots) the first time a
-    ///   commit writes a shared tail segment.
+    /// - Complexity: amortized O(slots), and O(segment size ÷ 64) for the tail
+    ///   segment's bitmaps the first time a commit writes it.
     public mutating func insert(_ row: Row) -> RowID {
         let id = RowID(nextRawID)
         append(row, id: id.rawValue)

@@ -130,6 +130,43 @@ final class Rental {
         #expect(saved.accessPath == .index(["price"], .range))
     }
 
+    /// Deleted models (unsaved) are left out as the walk goes: it stays chosen, and
+    /// fills its window past them.
+    @Test func unsavedDeletesAreSkipped() throws {
+        let top = try context.fetch(Self.search("Lisbon", limit: 3)).map(\.name)
+        for rental in try context.fetch(Self.search("Lisbon", limit: 3)) { context.delete(rental) }
+        let e = try check(Self.search("Lisbon", limit: 5))
+        #expect(e.accessPath == .index(["price"], .range))
+        #expect(try context.fetch(Self.search("Lisbon", limit: 5)).allSatisfy { !top.contains($0.name) })
+    }
+
+    /// NaN prices tie with each other in the index's order and in the sort's: the walk
+    /// takes every NaN tied with its window's last, not only the first it meets, so it
+    /// answers as the city's index does (the first NaN rentals saved).
+    @Test func nanPricesTieAtTheWindowsEnd() throws {
+        let container = try ModelContainer(for: Rental.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        for i in 0..<600 {
+            let name = "n" + String(1_000 + i).dropFirst()
+            context.insert(Rental(name: name, city: "Nice", price: i < 40 ? .nan : Double(i), beds: 1))
+        }
+        for i in 0..<3_000 { context.insert(Rental(name: "o\(i)", city: "Oslo", price: Double(i % 700), beds: 1)) }
+        try context.save()
+        // (No bound on the price: NaN passes no comparison.)
+        var search = FetchDescriptor<Rental>(
+            predicate: #Predicate { $0.city == "Nice" },
+            sortBy: [SortDescriptor(\.price, order: .reverse), SortDescriptor(\.name)])
+        search.fetchLimit = 10
+        let walked = try context.explain(search)
+        #expect(walked.accessPath == .index(["price"], .ordered), "\(walked)")
+        let expected = (0..<10).map { "n" + String(1_000 + $0).dropFirst() }
+        #expect(try context.fetch(search).map(\.name) == expected)
+        // The city's index, when unsaved changes keep the walk from being chosen, agrees.
+        context.insert(Rental(name: "unsaved", city: "Bergen", price: 1, beds: 1))
+        #expect(try context.explain(search).accessPath == .index(["city"], .equality))
+        #expect(try context.fetch(search).map(\.name) == expected)
+    }
+
     /// Random cities, windows, directions and bounds, against the reference.
     @Test(arguments: [UInt64(7), 8])
     func randomSearchesAnswerAsTheReference(seed: UInt64) throws {
