@@ -21,6 +21,46 @@ import Testing
 
     static func image(_ seed: UInt8, size: Int) -> Data { Data((0..<size).map { UInt8(truncatingIfNeeded: $0) &+ seed }) }
 
+    /// A save that stored its inserts and then failed (a change that took another
+    /// voyage's unique code) leaves the slots it took in the columns the published
+    /// version shares (`AppendBuffer`). The saves after it store their own rows, and
+    /// the document holds exactly the saved voyages, read back after compaction and
+    /// a reopen.
+    @Test func aFailedSaveLeavesNothingInTheSavesAfterIt() throws {
+        defer { cleanUp() }
+        let configuration = ModelConfiguration(url: url("failed.store"))
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        var expected: [String: Double] = [:]
+        func stored(_ container: ModelContainer) throws -> [String: Double] {
+            Dictionary(uniqueKeysWithValues: try ModelContext(container).fetch(FetchDescriptor<Voyage>()).map { ($0.code, $0.fare) })
+        }
+        do {
+            let container = try ModelContainer(for: Voyage.self, configurations: configuration)
+            let context = ModelContext(container)
+            for i in 0..<10 {
+                context.insert(Voyage(code: "v\(i)", port: "Oslo", departure: start, fare: Double(i), isFull: false))
+                expected["v\(i)"] = Double(i)
+            }
+            try context.save()
+            for round in 0..<6 {
+                let failing = ModelContext(container)
+                failing.insert(Voyage(code: "lost\(round)", port: "Lima", departure: start, fare: 100, isFull: true))
+                let renamed = try #require(try failing.fetch(FetchDescriptor<Voyage>(predicate: #Predicate { $0.code == "v1" })).first)
+                renamed.code = "v2"
+                #expect(throws: SwiftDataError.uniqueConstraintViolation) { try failing.save() }
+                let saving = ModelContext(container)
+                saving.insert(Voyage(code: "kept\(round)", port: "Cork", departure: start, fare: Double(200 + round), isFull: false))
+                try saving.save()
+                expected["kept\(round)"] = Double(200 + round)
+                #expect(try stored(container) == expected, "round \(round)")
+            }
+            try container.compactDocument()
+            #expect(try stored(container) == expected)
+        }
+        let reopened = try ModelContainer(for: Voyage.self, configurations: configuration)
+        #expect(try stored(reopened) == expected)
+    }
+
     @Test func relationshipsOfEveryShapeSurviveReopen() throws {
         defer { cleanUp() }
         let configuration = ModelConfiguration(url: url("graph.store"))

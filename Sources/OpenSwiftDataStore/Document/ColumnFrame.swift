@@ -386,27 +386,41 @@ extension ByteReader {
             var bits = none ? [UInt64](repeating: 0, count: wordCount) : try words(wordCount)
             for w in bits.indices { bits[w] &= present[w] }
             return Column(kind: kind, count: n, present: present, bits: bits)
+        // (The values go straight into the column's buffers: an array first was one
+        // more copy of every column a document's open reads.)
         case .int, .reference:
-            let raw = none ? [UInt64](repeating: 0, count: n) : try words(n)
-            var ints = [Int64](repeating: 0, count: n)
-            for i in 0..<n where Bitmap.test(present, i) {
-                ints[i] = Int64(bitPattern: raw[i])
-                if kind == .reference, ints[i] <= 0 || ints[i] > DocumentFormat.maximumRowID {
-                    throw fail("reference to row \(ints[i]) out of range")
+            var ints = AppendBuffer<Int64>(repeating: 0, count: n)
+            guard !none else { return Column(kind: kind, count: n, present: present, ints: ints) }
+            let raw = try words(n)
+            var outOfRange: Int64?
+            ints.withUnsafeMutableBufferPointer { ints in
+                for i in 0..<n where Bitmap.test(present, i) {
+                    ints[i] = Int64(bitPattern: raw[i])
+                    if kind == .reference, ints[i] <= 0 || ints[i] > DocumentFormat.maximumRowID, outOfRange == nil {
+                        outOfRange = ints[i]
+                    }
                 }
             }
+            if let outOfRange { throw fail("reference to row \(outOfRange) out of range") }
             return Column(kind: kind, count: n, present: present, ints: ints)
         case .uint:
-            var uints = none ? [UInt64](repeating: 0, count: n) : try words(n)
-            for i in 0..<n where !Bitmap.test(present, i) { uints[i] = 0 }
+            var uints = AppendBuffer<UInt64>(repeating: 0, count: n)
+            guard !none else { return Column(kind: kind, count: n, present: present, uints: uints) }
+            let raw = try words(n)
+            uints.withUnsafeMutableBufferPointer { uints in
+                for i in 0..<n where Bitmap.test(present, i) { uints[i] = raw[i] }
+            }
             return Column(kind: kind, count: n, present: present, uints: uints)
         case .double, .date:
-            let raw = none ? [UInt64](repeating: 0, count: n) : try words(n)
-            var doubles = [Double](repeating: 0, count: n)
-            for i in 0..<n where Bitmap.test(present, i) { doubles[i] = Double(bitPattern: raw[i]) }
+            var doubles = AppendBuffer<Double>(repeating: 0, count: n)
+            guard !none else { return Column(kind: kind, count: n, present: present, doubles: doubles) }
+            let raw = try words(n)
+            doubles.withUnsafeMutableBufferPointer { doubles in
+                for i in 0..<n where Bitmap.test(present, i) { doubles[i] = Double(bitPattern: raw[i]) }
+            }
             return Column(kind: kind, count: n, present: present, doubles: doubles)
         case .string:
-            var strings = [String](repeating: "", count: n)
+            var strings = AppendBuffer<String>(repeating: "", count: n)
             if !none {
                 for i in 0..<n where Bitmap.test(present, i) { strings[i] = try string() }
             }

@@ -23,7 +23,19 @@ extension BTree where Key == IndexKey {
     /// index order or, with `reverse`, backwards, until `body` returns false.
     /// - Complexity: O(log n + k) for k entries visited.
     public func scan(from lower: IndexBound?, to upper: IndexBound?, reverse: Bool = false, _ body: (Entry) throws -> Bool) rethrows {
-        try scan(from: lower.map { Bound($0.prefix, inclusive: $0.inclusive, decoding: ()) }, to: upper.map { Bound($0.prefix, inclusive: $0.inclusive, decoding: ()) },
-                 reverse: reverse, body)
+        try scan(from: lower.map(Bound.init), to: upper.map(Bound.init), reverse: reverse, body)
+    }
+
+    /// How many entries lie between `lower` and `upper`, up to `cap` (`count(from:to:cap:)`).
+    /// - Complexity: O(log n + k / b) for k entries counted, b entries a leaf.
+    public func count(from lower: IndexBound?, to upper: IndexBound?, cap: Int = .max) -> Int {
+        count(from: lower.map(Bound.init), to: upper.map(Bound.init), cap: cap)
+    }
+}
+
+extension BTree<IndexKey>.Bound {
+    /// The bound at `bound`'s values.
+    init(_ bound: IndexBound) {
+        self.init(bound.prefix, inclusive: bound.inclusive, decoding: ())
     }
 }

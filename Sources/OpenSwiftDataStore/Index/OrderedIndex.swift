@@ -178,9 +178,7 @@ public struct OrderedIndex: Sendable {
         case .string:
             strings.count(from: lower.map { Self.stringBound($0) }, to: upper.map { Self.stringBound($0) }, cap: cap)
         case .general:
-            general.count(
-                from: lower.map { .init($0.prefix, inclusive: $0.inclusive, decoding: ()) },
-                to: upper.map { .init($0.prefix, inclusive: $0.inclusive, decoding: ()) }, cap: cap)
+            general.count(from: lower, to: upper, cap: cap)
         }
     }
 

@@ -85,15 +85,10 @@ public struct QueryPlanner: Sendable {
             return made(
                 .index(best.plan, best.ranges), exactWhen: exactRange(best.plan, best.ranges, conjuncts: conjuncts), walk: walk)
         }
-        if limited, sortKeys != nil {
-            for (i, slots) in indexes.enumerated() {
-                var candidate = Candidate(
-                    plan: IndexPlan(index: i, slots: slots, ranges: [], lookup: .ordered),
-                    ranges: .bounds(nil, nil), equalityPrefix: 0, score: 0)
-                applyOrder(to: &candidate, prefix: 0)
-                if candidate.plan.providesOrder { return made(.index(candidate.plan, candidate.ranges), exactWhen: nil) }
-            }
-        }
+        // Nothing narrows the rows: with a limit, an index in the sort's order, walked
+        // whole until the window is full. (No term bounds its first part, or that
+        // index would have narrowed them.)
+        if let (plan, ranges) = orderedWalk(terms, besides: nil) { return made(.index(plan, ranges), exactWhen: nil) }
         return made(.scan, exactWhen: nil)
     }
 
@@ -289,11 +284,12 @@ public struct QueryPlanner: Sendable {
     }
 
     /// With a limit: an index other than `chosen` whose first part is the sort's first
-    /// key, walked in that order within the predicate's bounds on it. A plan that
+    /// key, walked in that order within the predicate's bounds on it: the plan when
+    /// no index narrows the rows, else the alternative to one that does. A plan that
     /// does not give the order reads every row of its ranges to rank them; when
     /// those are many, the walk stops after about the window's share of the rows
     /// (`StoredRowQuery.chosenAccess(indexOrder:window:)` counts and chooses, per run).
-    private func orderedWalk(_ terms: Terms, besides chosen: Int) -> (IndexPlan, QueryPlan.Ranges)? {
+    private func orderedWalk(_ terms: Terms, besides chosen: Int?) -> (IndexPlan, QueryPlan.Ranges)? {
         guard limited, let first = sortKeys?.first, terms.equal[first.slot] == nil, terms.inList[first.slot] == nil
         else { return nil }
         for (i, slots) in indexes.enumerated() where i != chosen && slots.first == first.slot {

@@ -398,8 +398,8 @@ public struct StoredRowQuery {
         }
     }
 
-    /// Reverses each run of rows whose `keys` slots are equal.
-    /// Runs tie as the index orders them (`Value.indexCompare`: a NaN ties a NaN).
+    /// Reverses each run of rows whose `keys` slots tie in index order
+    /// (`Value.indexCompare`: a NaN ties a NaN).
     private func reverseTies(_ rows: inout [(id: RowID, row: Row?)], keys: [Int]) {
         let table = version.tables[entity]
         func key(_ i: Int) -> [Value] { keys.map { rows[i].row?[$0] ?? table.value(rows[i].id, slot: $0) ?? .null } }

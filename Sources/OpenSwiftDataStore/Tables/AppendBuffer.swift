@@ -56,6 +56,17 @@ struct AppendBuffer<Element>: @unchecked Sendable {
         count = values.count
     }
 
+    /// `count` copies of `value`, to be overwritten in place (a document's column
+    /// read without an array first).
+    init(repeating value: Element, count: Int) {
+        guard count > 0 else { return }
+        let storage = Storage(capacity: count)
+        storage.elements.initialize(repeating: value, count: count)
+        storage.taken.store(count, ordering: .releasing)
+        self.storage = storage
+        self.count = count
+    }
+
     var capacity: Int { storage?.capacity ?? 0 }
 
     /// The values as an array (a copy).
@@ -104,6 +115,13 @@ struct AppendBuffer<Element>: @unchecked Sendable {
     mutating func reserveCapacity(_ minimumCapacity: Int) {
         guard minimumCapacity > capacity else { return }
         makeUnique(capacity: minimumCapacity)
+    }
+
+    /// Calls `body` with the values in place, to change them (the storage made this
+    /// buffer's own first).
+    mutating func withUnsafeMutableBufferPointer<R>(_ body: (UnsafeMutableBufferPointer<Element>) throws -> R) rethrows -> R {
+        makeUnique(capacity: capacity)
+        return try body(UnsafeMutableBufferPointer(start: storage?.elements, count: count))
     }
 
     /// Calls `body` with the values in place.

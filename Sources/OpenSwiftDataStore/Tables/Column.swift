@@ -93,17 +93,17 @@ struct Column: Sendable {
     /// positions, with zero values, `""` and `[]` where a value is nil, as `clear`
     /// leaves them (`lists` may be empty instead when every list is).
     init(
-        kind: ColumnKind, count: Int, present: [UInt64], ints: [Int64] = [], uints: [UInt64] = [],
-        doubles: [Double] = [], strings: [String] = [], lists: [[RowID]] = [], values: [Value] = [],
+        kind: ColumnKind, count: Int, present: [UInt64], ints: AppendBuffer<Int64> = [], uints: AppendBuffer<UInt64> = [],
+        doubles: AppendBuffer<Double> = [], strings: AppendBuffer<String> = [], lists: [[RowID]] = [], values: [Value] = [],
         bits: [UInt64] = []
     ) {
         self.kind = kind
         self.count = count
         self.present = present
-        self.ints = AppendBuffer(ints)
-        self.uints = AppendBuffer(uints)
-        self.doubles = AppendBuffer(doubles)
-        self.strings = AppendBuffer(strings)
+        self.ints = ints
+        self.uints = uints
+        self.doubles = doubles
+        self.strings = strings
         self.lists = lists
         self.values = values
         self.bits = bits

@@ -39,12 +39,7 @@ final class Voyage {
     }
 
     private func reference(_ descriptor: FetchDescriptor<Voyage>) throws -> [String] {
-        var all = try context.fetch(FetchDescriptor<Voyage>())
-        if let predicate = descriptor.predicate { all = try all.filter { try predicate.evaluate($0) } }
-        all = all.sorted(using: descriptor.sortBy)
-        let offset = min(descriptor.fetchOffset ?? 0, all.count)
-        let end = descriptor.fetchLimit.map { min(all.count, offset + $0) } ?? all.count
-        return all[offset..<end].map(\.code)
+        try referenceFetch(descriptor, in: context).map(\.code)
     }
 
     @discardableResult

@@ -47,22 +47,13 @@ final class Rental {
         try context.save()
     }
 
-    private func reference(_ descriptor: FetchDescriptor<Rental>) throws -> [String] {
-        var all = try context.fetch(FetchDescriptor<Rental>())
-        if let predicate = descriptor.predicate { all = try all.filter { try predicate.evaluate($0) } }
-        all = all.sorted(using: descriptor.sortBy)
-        let offset = min(descriptor.fetchOffset ?? 0, all.count)
-        let end = descriptor.fetchLimit.map { min(all.count, offset + $0) } ?? all.count
-        return all[offset..<end].map(\.name)
-    }
-
     @discardableResult
     private func check(
         _ descriptor: FetchDescriptor<Rental>, sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> FetchExplanation {
         let explanation = try context.explain(descriptor)
         let fetched = try context.fetch(descriptor).map(\.name)
-        #expect(fetched == (try reference(descriptor)), "\(explanation)", sourceLocation: sourceLocation)
+        #expect(fetched == (try referenceFetch(descriptor, in: context).map(\.name)), "\(explanation)", sourceLocation: sourceLocation)
         #expect(explanation.resultCount == fetched.count, sourceLocation: sourceLocation)
         return explanation
     }

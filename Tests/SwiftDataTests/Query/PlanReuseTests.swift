@@ -36,10 +36,7 @@ final class Berth {
 
     /// The berths the predicate selects, by evaluating it on every model.
     private func reference(_ descriptor: FetchDescriptor<Berth>) throws -> [PersistentIdentifier] {
-        var all = try context.fetch(FetchDescriptor<Berth>())
-        if let predicate = descriptor.predicate { all = try all.filter { try predicate.evaluate($0) } }
-        all = all.sorted(using: descriptor.sortBy)
-        return Array(all.prefix(descriptor.fetchLimit ?? all.count)).map(\.persistentModelID)
+        try referenceFetch(descriptor, in: context).map(\.persistentModelID)
     }
 
     @discardableResult

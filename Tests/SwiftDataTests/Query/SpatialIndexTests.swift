@@ -48,10 +48,7 @@ final class Landmark {
     ) throws {
         let explanation = try context.explain(descriptor)
         if let path { #expect(explanation.accessPath == path, sourceLocation: sourceLocation) }
-        var all = try context.fetch(FetchDescriptor<Landmark>())
-        if let predicate = descriptor.predicate { all = try all.filter { try predicate.evaluate($0) } }
-        all = all.sorted(using: descriptor.sortBy)
-        let expected = descriptor.fetchLimit.map { Array(all.prefix($0)) } ?? all
+        let expected = try referenceFetch(descriptor, in: context)
         let fetched = try context.fetch(descriptor)
         if descriptor.sortBy.isEmpty {
             #expect(Set(fetched.map(\.name)) == Set(expected.map(\.name)), "\(explanation)", sourceLocation: sourceLocation)

@@ -24,3 +24,14 @@ func expectSameAsEvaluate<T: PersistentModel>(
         #expect(!reference.isEmpty && reference.count < all.count, "the predicate should split the models", sourceLocation: sourceLocation)
     }
 }
+
+/// What `descriptor` should fetch, worked out without the engine: every model,
+/// `Predicate.evaluate`, Foundation's sort, then the offset and limit.
+func referenceFetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, in context: ModelContext) throws -> [T] {
+    var all = try context.fetch(FetchDescriptor<T>())
+    if let predicate = descriptor.predicate { all = try all.filter { try predicate.evaluate($0) } }
+    all = all.sorted(using: descriptor.sortBy)
+    let offset = min(descriptor.fetchOffset ?? 0, all.count)
+    let end = descriptor.fetchLimit.map { min(all.count, offset + $0) } ?? all.count
+    return Array(all[offset..<end])
+}
