@@ -55,6 +55,30 @@ enum ColumnFrame {
         var position: Int
     }
 
+    /// Rows of a chunk at consecutive positions of one segment: every row of a
+    /// segment nothing was deleted from is one run, which a column's values are read
+    /// from in one pass.
+    struct Run {
+        var segment: Int
+        var positions: Range<Int>
+        /// The index in the chunk of the row at `positions.lowerBound`.
+        var first: Int
+
+        /// The runs of `chunk`'s rows, in order.
+        /// - Complexity: O(`chunk.count`)
+        static func runs(of chunk: ArraySlice<Place>) -> [Run] {
+            var runs: [Run] = []
+            for (i, place) in chunk.enumerated() {
+                if let last = runs.last, last.segment == place.segment, last.positions.upperBound == place.position {
+                    runs[runs.count - 1].positions = last.positions.lowerBound..<(place.position + 1)
+                } else {
+                    runs.append(Run(segment: place.segment, positions: place.position..<(place.position + 1), first: i))
+                }
+            }
+            return runs
+        }
+    }
+
     /// The payloads of one chunk's column frames (two or more when it passes
     /// `DocumentFormat.bytesPerFrame`).
     static func encode(
@@ -71,6 +95,7 @@ enum ColumnFrame {
         if !dense {
             for i in 1..<ids.count { w.varint(UInt64(ids[i] - ids[i - 1])) }
         }
+        let runs = Run.runs(of: chunk)
         for slot in table.kinds.indices {
             let kind = table.kinds[slot]
             // A segment whose column took a value of another kind stores `Value`s:
@@ -79,7 +104,7 @@ enum ColumnFrame {
             let segments = chunk.first!.segment...chunk.last!.segment
             let typed = kind != .value && segments.allSatisfy { table.segments[$0].columns[slot].kind == kind }
             if typed {
-                w.columnBody(chunk, slot: slot, kind: kind, of: table)
+                w.columnBody(runs, count: chunk.count, slot: slot, kind: kind, of: table)
             } else {
                 w.byte(ColumnKind.value.code)
                 let isExternal = slot < description.attributes.count && description.attributes[slot].isExternalStorage
@@ -256,36 +281,23 @@ private enum Presence: UInt8 {
 }
 
 extension ByteWriter {
-    /// A typed column of the rows at `chunk`: kind, presence, then the values.
-    fileprivate mutating func columnBody(_ chunk: ArraySlice<ColumnFrame.Place>, slot: Int, kind: ColumnKind, of table: Table) {
+    /// A typed column of the `count` rows of `runs`: kind, presence, then the values.
+    /// Each run's values are read in one pass over its column (a packed column's
+    /// words, a heap's bytes), and strings are copied as the bytes they are stored as.
+    fileprivate mutating func columnBody(_ runs: [ColumnFrame.Run], count n: Int, slot: Int, kind: ColumnKind, of table: Table) {
         byte(kind.code)
-        /// Calls `body` with each row's column, position in it and index in the chunk,
-        /// fetching the column once per run of rows in the same segment.
-        func forEachCell(_ body: (borrowing Column, Int, Int) -> Void) {
-            var segment = -1
-            var column = Column(kind: .value)
-            for (i, place) in chunk.enumerated() {
-                if place.segment != segment {
-                    segment = place.segment
-                    column = table.segments[segment].columns[slot]
-                }
-                body(column, place.position, i)
-            }
-        }
+        let columns = runs.map { table.segments[$0.segment].columns[slot] }
         // (The bitmaps and words are filled through buffers: an array a closure
         // captures is checked for uniqueness at every write, a third of the time.)
         var presentCount = 0
-        let present = [UInt64](unsafeUninitializedCapacity: Bitmap.wordCount(chunk.count)) { words, count in
+        let present = [UInt64](unsafeUninitializedCapacity: Bitmap.wordCount(n)) { words, count in
             words.initialize(repeating: 0)
-            forEachCell { column, p, i in
-                if Bitmap.test(column.present, p) {
-                    words[i >> 6] |= 1 << UInt64(i & 63)
-                    presentCount += 1
-                }
+            for (run, column) in zip(runs, columns) {
+                presentCount += Bitmap.copy(column.present, run.positions, into: words, at: run.first)
             }
             count = words.count
         }
-        if presentCount == chunk.count {
+        if presentCount == n {
             byte(Presence.all.rawValue)
         } else if presentCount == 0 {
             byte(Presence.none.rawValue)
@@ -294,11 +306,16 @@ extension ByteWriter {
             byte(Presence.bitmap.rawValue)
             words(present)
         }
-        /// One word per row: `word` of a present one, zero for a nil one.
-        func cellWords(_ word: (borrowing Column, Int) -> UInt64) -> [UInt64] {
-            [UInt64](unsafeUninitializedCapacity: chunk.count) { buffer, count in
-                forEachCell { column, p, i in buffer[i] = Bitmap.test(present, i) ? word(column, p) : 0 }
-                count = chunk.count
+        let all = presentCount == n
+        /// One word per row: `fill` writes each run's, from its column's positions
+        /// into the buffer at the run's rows; nil rows' are then zeroed.
+        func cellWords(_ fill: (ColumnFrame.Run, Column, UnsafeMutableBufferPointer<UInt64>) -> Void) -> [UInt64] {
+            [UInt64](unsafeUninitializedCapacity: n) { buffer, count in
+                for (run, column) in zip(runs, columns) { fill(run, column, buffer) }
+                if !all {
+                    for i in 0..<n where !Bitmap.test(present, i) { buffer[i] = 0 }
+                }
+                count = n
             }
         }
         // Nil positions are written as zeros: a cleared value stays in the column's
@@ -307,26 +324,45 @@ extension ByteWriter {
         case .bool:
             let bits = [UInt64](unsafeUninitializedCapacity: present.count) { words, count in
                 words.initialize(repeating: 0)
-                forEachCell { column, p, i in
-                    if Bitmap.test(present, i), Bitmap.test(column.bits, p) { words[i >> 6] |= 1 << UInt64(i & 63) }
+                for (run, column) in zip(runs, columns) {
+                    Bitmap.copy(column.bits, run.positions, into: words, at: run.first)
                 }
+                for w in 0..<words.count { words[w] &= present[w] }
                 count = words.count
             }
             words(bits)
         case .int, .reference:
-            words(cellWords { column, p in UInt64(bitPattern: column.int(at: p)) })
+            words(cellWords { run, column, buffer in
+                let offset = run.first - run.positions.lowerBound
+                column.forEachInt(in: run.positions) { p, v in buffer[offset + p] = UInt64(bitPattern: v) }
+            })
         case .uint:
-            words(cellWords { column, p in column.uints[p] })
+            words(cellWords { run, column, buffer in
+                let offset = run.first - run.positions.lowerBound
+                column.uints.withUnsafeBufferPointer { uints in
+                    for p in run.positions { buffer[offset + p] = uints[p] }
+                }
+            })
         case .double, .date:
-            words(cellWords { column, p in column.double(at: p).bitPattern })
+            words(cellWords { run, column, buffer in
+                let offset = run.first - run.positions.lowerBound
+                column.forEachDouble(in: run.positions) { p, v in buffer[offset + p] = v.bitPattern }
+            })
         case .string:
-            forEachCell { column, p, i in if Bitmap.test(present, i) { string(column.storedString(at: p)) } }
+            for (run, column) in zip(runs, columns) {
+                let offset = run.first - run.positions.lowerBound
+                column.forEachStoredUTF8(in: run.positions) { p, utf8 in
+                    if all || Bitmap.test(present, offset + p) { blob(utf8) }
+                }
+            }
         case .references:
-            forEachCell { column, p, i in
-                guard Bitmap.test(present, i) else { return }
-                let ids = column.list(at: p)
-                varint(ids.count)
-                for id in ids { varint(UInt64(id.rawValue)) }
+            for (run, column) in zip(runs, columns) {
+                let offset = run.first - run.positions.lowerBound
+                for p in run.positions where all || Bitmap.test(present, offset + p) {
+                    let ids = column.list(at: p)
+                    varint(ids.count)
+                    for id in ids { varint(UInt64(id.rawValue)) }
+                }
             }
         case .value:
             preconditionFailure("value columns are written value by value")

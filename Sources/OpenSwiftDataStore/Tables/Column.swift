@@ -181,6 +181,54 @@ struct Column: Sendable {
         return doubles.withUnsafeBufferPointer(body)
     }
 
+    /// Calls `body` with each position of `positions` and the number an `.int` or
+    /// `.reference` column holds there, reading a packed column in one pass over its
+    /// words (a document's save writes a segment's run of rows at a time).
+    /// - Complexity: O(`positions.count`)
+    @inline(__always)
+    func forEachInt(in positions: Range<Int>, _ body: (Int, Int64) -> Void) {
+        if let packedInts { return packedInts.forEach(in: positions, body) }
+        ints.withUnsafeBufferPointer { ints in
+            for p in positions { body(p, ints[p]) }
+        }
+    }
+
+    /// Calls `body` with each position of `positions` and the number a `.double` or
+    /// `.date` column holds there, reading a packed column in one pass over its words.
+    /// - Complexity: O(`positions.count`)
+    @inline(__always)
+    func forEachDouble(in positions: Range<Int>, _ body: (Int, Double) -> Void) {
+        if let packedDoubles { return packedDoubles.forEach(in: positions, body) }
+        doubles.withUnsafeBufferPointer { doubles in
+            for p in positions { body(p, doubles[p]) }
+        }
+    }
+
+    /// Calls `body` with each position of `positions` and the UTF-8 bytes of the
+    /// string a `.string` column stores there (`storedString(at:)`), in place: a
+    /// heap's strings are not made again, which cost an allocation for each longer
+    /// than 15 bytes.
+    /// - Complexity: O(`positions.count` + their bytes)
+    func forEachStoredUTF8(in positions: Range<Int>, _ body: (Int, UnsafeBufferPointer<UInt8>) -> Void) {
+        if !dictionary.isEmpty {
+            codes.withUnsafeBufferPointer { codes in
+                for p in positions {
+                    var string = dictionary[Int(codes[p])]
+                    string.withUTF8 { body(p, $0) }
+                }
+            }
+        } else if let heap {
+            heap.forEachUTF8(in: positions, body)
+        } else {
+            strings.withUnsafeBufferPointer { strings in
+                for p in positions {
+                    var string = strings[p]
+                    string.withUTF8 { body(p, $0) }
+                }
+            }
+        }
+    }
+
     /// The string at `position` of a `.string` column `column` points to (nil where the
     /// value is nil or the column holds another kind), reading only the fields it
     /// needs in place. A method called on `pointee` copied the whole column first (a
@@ -711,6 +759,33 @@ enum Bitmap {
         var words = [UInt64](repeating: ~0, count: wordCount(count))
         if count & 63 != 0 { words[words.count - 1] = (1 << UInt64(count & 63)) - 1 }
         return words
+    }
+
+    /// Sets the bits of `destination` from bit `first` on where `source` has the bits
+    /// at `positions` set (`destination`'s are clear there), up to a word at a time;
+    /// returns how many it set.
+    /// - Complexity: O(`positions.count` / 64)
+    @discardableResult
+    static func copy(
+        _ source: [UInt64], _ positions: Range<Int>, into destination: UnsafeMutableBufferPointer<UInt64>, at first: Int
+    ) -> Int {
+        var copied = 0
+        source.withUnsafeBufferPointer { source in
+            var p = positions.lowerBound, i = first
+            while p < positions.upperBound {
+                // As many bits as stay within `i`'s word.
+                let take = min(64 - (i & 63), positions.upperBound - p)
+                let shift = p & 63
+                var bits = source[p >> 6] >> UInt64(shift)
+                if shift + take > 64 { bits |= source[(p >> 6) + 1] << UInt64(64 - shift) }
+                if take < 64 { bits &= (1 << UInt64(take)) - 1 }
+                destination[i >> 6] |= bits << UInt64(i & 63)
+                copied += bits.nonzeroBitCount
+                p += take
+                i += take
+            }
+        }
+        return copied
     }
 
     /// The number of set bits.

@@ -88,14 +88,20 @@ struct PackedInts: Sendable {
     /// words.
     /// - Complexity: O(n)
     @inline(__always)
-    func forEach(_ body: (Int, Int64) -> Void) {
+    func forEach(_ body: (Int, Int64) -> Void) { forEach(in: 0..<count, body) }
+
+    /// Calls `body` with each position of `positions` and its value, in order, in one
+    /// pass over the words.
+    /// - Complexity: O(`positions.count`)
+    @inline(__always)
+    func forEach(in positions: Range<Int>, _ body: (Int, Int64) -> Void) {
         guard width > 0 else {
-            for i in 0..<count { body(i, base) }
+            for i in positions { body(i, base) }
             return
         }
         let mask: UInt64 = (1 << UInt64(width)) - 1
         words.withUnsafeBufferPointer { words in
-            for i in 0..<count { body(i, base &+ Int64(bitPattern: Self.bits(at: i &* width, in: words) & mask)) }
+            for i in positions { body(i, base &+ Int64(bitPattern: Self.bits(at: i &* width, in: words) & mask)) }
         }
     }
 
@@ -220,6 +226,19 @@ struct PackedDoubles: Sendable {
                 integers.forEach { buffer[$0] = Double($1) / divisor }
             }
             initialized = integers.count
+        }
+    }
+
+    /// Calls `body` with each position of `positions` and its value, in order, in one
+    /// pass over the words.
+    /// - Complexity: O(`positions.count`)
+    @inline(__always)
+    func forEach(in positions: Range<Int>, _ body: (Int, Double) -> Void) {
+        if scale == 0 {
+            integers.forEach(in: positions) { body($0, Double($1)) }
+        } else {
+            let divisor = Self.powers[scale]
+            integers.forEach(in: positions) { body($0, Double($1) / divisor) }
         }
     }
 

@@ -39,6 +39,21 @@ struct StringHeap: Sendable {
     /// - Complexity: O(total bytes)
     func unpacked() -> [String] { (0..<count).map { self[$0] } }
 
+    /// Calls `body` with each position of `positions` and its string's UTF-8 bytes in
+    /// place, making no `String` (a document's save copies them as they are).
+    /// - Complexity: O(`positions.count`)
+    @inline(__always)
+    func forEachUTF8(in positions: Range<Int>, _ body: (Int, UnsafeBufferPointer<UInt8>) -> Void) {
+        guard !positions.isEmpty else { return }
+        var start = positions.lowerBound == 0 ? 0 : Int(ends[positions.lowerBound - 1])
+        bytes.withUnsafeBufferPointer { all in
+            ends.forEach(in: positions) { p, end in
+                body(p, UnsafeBufferPointer(rebasing: all[start..<Int(end)]))
+                start = Int(end)
+            }
+        }
+    }
+
     /// The bytes the heap takes.
     var byteCount: Int { bytes.count + ends.byteCount }
 
