@@ -28,10 +28,12 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        // The processor's CRC-32C instruction, for the checksum of every frame (`CRC32C`).
+        .target(name: "CCRC32C"),
         .target(
             name: "OpenSwiftDataStore",
             // (SHA-256 of blobs is ours, `SHA256Hasher`: no swift-crypto, no BoringSSL.)
-            dependencies: ["CZstd", .product(name: "CoreMetrics", package: "swift-metrics")]
+            dependencies: ["CZstd", "CCRC32C", .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
         // The document CLI: depends on the engine alone, so it reads any document
         // without the application's model types and builds without swift-syntax.

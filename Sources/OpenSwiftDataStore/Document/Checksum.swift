@@ -1,9 +1,16 @@
+import CCRC32C
+
 /// CRC-32C (Castagnoli), the checksum of every document header, section and
 /// journal frame.
 ///
 /// Chosen over a cryptographic hash because it only has to catch accidents (torn
-/// writes, flipped bits), and slicing-by-8 runs at several GB/s in plain Swift.
+/// writes, flipped bits). The processor's instruction computes it where there is one
+/// (SSE 4.2, AArch64's CRC extension: `CCRC32C`), several times faster than the
+/// tables; elsewhere, slicing-by-8 in plain Swift.
 enum CRC32C {
+    /// Whether `checksum` uses the processor's instruction.
+    static let usesHardware = osd_crc32c_hardware_available() != 0
+
     /// Eight 256-entry tables, one after another.
     private static let table: [UInt32] = {
         var tables = [[UInt32]](repeating: [UInt32](repeating: 0, count: 256), count: 8)
@@ -24,6 +31,13 @@ enum CRC32C {
     /// The checksum of `bytes`.
     /// - Complexity: O(n)
     static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        guard usesHardware, let base = bytes.baseAddress else { return tableChecksum(bytes) }
+        return ~osd_crc32c_update(0xFFFF_FFFF, base, bytes.count)
+    }
+
+    /// The checksum of `bytes` by the tables, eight bytes a step.
+    /// - Complexity: O(n)
+    static func tableChecksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         table.withUnsafeBufferPointer { t in
             var crc: UInt32 = 0xFFFF_FFFF
             var i = 0
