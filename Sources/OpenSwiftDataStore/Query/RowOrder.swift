@@ -1,7 +1,8 @@
 /// The order and the window of a query's results, shared by fetches (`FetchQuery`)
-/// and `osd query`: sort keys compared value by value, ties kept in the order the
-/// rows came in (row order), and only what the window reaches kept when it is
-/// small (a top-k heap).
+/// and `osd query`: sort keys compared value by value in `Value`'s order (NaN above
+/// every number and tied with NaN, as in an index), ties kept in the order the rows
+/// came in (row order), and only what the window reaches kept when it is small (a
+/// top-k heap).
 public enum RowOrder {
     /// `items` in the order of the sort keys, stable (ties keep their order in
     /// `items`); with `reach`, only the first `reach` of that order.
@@ -17,9 +18,12 @@ public enum RowOrder {
         let ranked = Array(items.enumerated())
         func less(_ a: (offset: Int, element: Item), _ b: (offset: Int, element: Item)) -> Bool {
             for k in descending.indices {
-                let x = value(a.element, k), y = value(b.element, k)
-                if x == y { continue }
-                return descending[k] ? y < x : x < y
+                // In index order (`Value.indexCompare`): a NaN ties a NaN, so later
+                // keys and then row order rank them, as an index that serves the
+                // sort does. (With `==`, a NaN pair ended the comparison undecided.)
+                let c = Value.indexCompare(value(a.element, k), value(b.element, k))
+                if c == 0 { continue }
+                return descending[k] ? c > 0 : c < 0
             }
             return a.offset < b.offset
         }

@@ -158,6 +158,35 @@ final class Rental {
         #expect(try context.fetch(search).map(\.name) == expected)
     }
 
+    /// NaN prices tie with each other, so the next sort key ranks them, whatever the
+    /// plan: rows saved in the reverse of their names' order come back by name among
+    /// the NaNs (through the walk, the city's index, unsaved inserts, a whole sort).
+    @Test func laterSortKeysRankNaNPrices() throws {
+        let container = try ModelContainer(for: Rental.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        let names = (0..<30).map { "k" + String(100 + $0).dropFirst() }
+        for name in names.reversed() { context.insert(Rental(name: name, city: "Nice", price: .nan, beds: 1)) }
+        for i in 0..<200 { context.insert(Rental(name: "n\(i)", city: "Nice", price: Double(i), beds: 1)) }
+        for i in 0..<3_000 { context.insert(Rental(name: "o\(i)", city: "Oslo", price: Double(i % 700), beds: 1)) }
+        var search = FetchDescriptor<Rental>(
+            predicate: #Predicate { $0.city == "Nice" },
+            sortBy: [SortDescriptor(\.price, order: .reverse), SortDescriptor(\.name)])
+        search.fetchLimit = 10
+        // Unsaved: the context sorts its inserts itself.
+        #expect(try context.fetch(search).map(\.name) == Array(names.prefix(10)))
+        try context.save()
+        #expect(try context.explain(search).accessPath == .index(["price"], .ordered))
+        #expect(try context.fetch(search).map(\.name) == Array(names.prefix(10)))
+        context.insert(Rental(name: "unsaved", city: "Bergen", price: 1, beds: 1))
+        #expect(try context.explain(search).accessPath == .index(["city"], .equality))
+        #expect(try context.fetch(search).map(\.name) == Array(names.prefix(10)))
+        search.fetchLimit = nil
+        #expect(try context.fetch(search).prefix(30).map(\.name) == names)
+        let ascending = FetchDescriptor<Rental>(
+            predicate: #Predicate { $0.city == "Nice" }, sortBy: [SortDescriptor(\.price), SortDescriptor(\.name)])
+        #expect(try context.fetch(ascending).suffix(30).map(\.name) == names)
+    }
+
     /// Random cities, windows, directions and bounds, against the reference.
     @Test(arguments: [UInt64(7), 8])
     func randomSearchesAnswerAsTheReference(seed: UInt64) throws {
