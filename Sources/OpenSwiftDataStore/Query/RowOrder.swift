@@ -21,7 +21,7 @@ public enum RowOrder {
                 // In index order (`Value.indexCompare`): a NaN ties a NaN, so later
                 // keys and then row order rank them, as an index that serves the
                 // sort does. (With `==`, a NaN pair ended the comparison undecided.)
-                let c = Value.indexCompare(value(a.element, k), value(b.element, k))
+                let c = keyOrder(value(a.element, k), value(b.element, k))
                 if c == 0 { continue }
                 return descending[k] ? c > 0 : c < 0
             }
@@ -30,6 +30,14 @@ public enum RowOrder {
         if let reach, reach < ranked.count / 2 { return smallest(reach, of: ranked, by: less).map(\.element) }
         return ranked.sorted(by: less).map(\.element)
     }
+}
+
+extension RowOrder {
+    /// `Value.indexCompare`, called rather than inlined: inlined into `sorted`, which
+    /// callers' specializations of `fetch` inline, it made a W2 lookup copy its fetch
+    /// descriptor once more (about 770 instructions).
+    @usableFromInline
+    static func keyOrder(_ x: Value, _ y: Value) -> Int { Value.indexCompare(x, y) }
 }
 
 /// The positions a fetch offset and limit keep of a query's results.
