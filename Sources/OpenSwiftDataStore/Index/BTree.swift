@@ -371,16 +371,33 @@ public struct BTree<Key: BTreeKey>: Sendable {
             }
         }
         guard first <= last else { return true }
+        let inner = innerStart(of: node, first: first, last: last, lower: lower)
         if reverse {
             for i in stride(from: last, through: first, by: -1) {
-                if try !scan(node.children[i], lower, upper, reverse, body) { return false }
+                if try !scan(node.children[i], i < inner ? lower : nil, i == last ? upper : nil, reverse, body) { return false }
             }
         } else {
             for i in first...last {
-                if try !scan(node.children[i], lower, upper, reverse, body) { return false }
+                if try !scan(node.children[i], i < inner ? lower : nil, i == last ? upper : nil, reverse, body) { return false }
             }
         }
         return true
+    }
+
+    /// The first of the children `first...last` (or `last + 1`) from which on every
+    /// entry is at or above `lower`: those, and all but the last child for `upper`,
+    /// are read without their bounds, so a wide range's leaves are taken whole
+    /// rather than searched twice each. Child `i` holds entries from
+    /// `separators[i - 1]` on, so it needs `lower` while that separator's key is not
+    /// above the bound (equal keys may sit on both sides of a separator, and an
+    /// exclusive bound excludes them); children before `last` end at or below a
+    /// separator within `upper`.
+    @inline(__always)
+    private static func innerStart(of node: Node, first: Int, last: Int, lower: Bound?) -> Int {
+        guard let lower else { return first }
+        var i = first + 1
+        while i <= last, !isAbove(node.separators[i - 1].key, lower) { i += 1 }
+        return i
     }
 
     /// How many entries lie between `lower` and `upper` (nil: unbounded), counted up to
@@ -411,7 +428,10 @@ public struct BTree<Key: BTreeKey>: Sendable {
             if let upper { last = firstIndex(in: n - 1) { !isBelow(separators[$0].key, upper) } }
         }
         guard first <= last else { return true }
-        for i in first...last where !count(node.children[i], lower, upper, cap, &total) { return false }
+        let inner = innerStart(of: node, first: first, last: last, lower: lower)
+        for i in first...last where !count(node.children[i], i < inner ? lower : nil, i == last ? upper : nil, cap, &total) {
+            return false
+        }
         return true
     }
 
