@@ -1,3 +1,5 @@
+// Compiled by the Swift toolchain's clang (SwiftPM builds C targets with it): the
+// `target(...)` attributes below are clang's spelling (GCC's AArch64 one is "+crc").
 #include "CCRC32C.h"
 
 #include <string.h>

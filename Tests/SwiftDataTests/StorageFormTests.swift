@@ -31,9 +31,12 @@ final class ScatteredCargo {
     var weight: Int?
     var serial: UInt64?
     var docked: Bool
+    var sealed: Bool?
     var loaded: Date?
     var manifest: String?
     var next: ScatteredCargo?
+    /// Crates have no relationship back: the list is stored on this side.
+    var crates: [CargoCrate] = []
 
     init(code: String, hold: String, weight: Int?, serial: UInt64?, docked: Bool, loaded: Date?, manifest: String?) {
         self.code = code
@@ -43,6 +46,15 @@ final class ScatteredCargo {
         self.docked = docked
         self.loaded = loaded
         self.manifest = manifest
+    }
+}
+
+@Model
+final class CargoCrate {
+    var label: String
+
+    init(label: String) {
+        self.label = label
     }
 }
 
@@ -78,15 +90,16 @@ final class ScatteredCargo {
         func snapshot(_ context: ModelContext) throws -> [String] {
             try context.fetch(FetchDescriptor<ScatteredCargo>(sortBy: [SortDescriptor(\.code)])).map {
                 "\($0.code)|\($0.hold)|\($0.weight.map(String.init) ?? "nil")|\($0.serial.map(String.init) ?? "nil")|"
-                    + "\($0.docked)|\($0.loaded.map { String($0.timeIntervalSinceReferenceDate.bitPattern) } ?? "nil")|"
-                    + "\($0.manifest ?? "nil")|\($0.next?.code ?? "nil")"
+                    + "\($0.docked)|\($0.sealed.map(String.init) ?? "nil")|"
+                    + "\($0.loaded.map { String($0.timeIntervalSinceReferenceDate.bitPattern) } ?? "nil")|"
+                    + "\($0.manifest ?? "nil")|\($0.next?.code ?? "nil")|\($0.crates.map(\.label).sorted())"
             }
         }
         let n = 10_000
         func deleted(_ i: Int) -> Bool { i % 5 == 2 || (5_000..<5_100).contains(i) || (4_000..<4_200).contains(i) }
         let expected: [String]
         do {
-            let container = try ModelContainer(for: ScatteredCargo.self, configurations: configuration)
+            let container = try ModelContainer(for: ScatteredCargo.self, CargoCrate.self, configurations: configuration)
             let context = ModelContext(container)
             var cargo: [ScatteredCargo] = []
             for i in 0..<n {
@@ -95,7 +108,9 @@ final class ScatteredCargo {
                     weight: i % 11 == 0 ? nil : i * 3 % 5_000, serial: i % 17 == 0 ? nil : UInt64(i) * 1_000_003,
                     docked: i % 3 == 1, loaded: i % 19 == 0 ? nil : Date(timeIntervalSinceReferenceDate: 700_000_000 + Double(i)),
                     manifest: i % 4 == 0 ? nil : "a manifest long enough to live out of line, for cargo \(i)")
+                item.sealed = i % 6 == 0 ? nil : i % 4 < 2
                 context.insert(item)
+                if i % 9 == 0 { item.crates = [CargoCrate(label: "crate \(i)a"), CargoCrate(label: "crate \(i)b")] }
                 cargo.append(item)
             }
             // (Only to cargo that stays: `next` has no inverse, so a deleted target would
@@ -108,18 +123,20 @@ final class ScatteredCargo {
             for i in stride(from: 3, to: n, by: 97) where !deleted(i) {
                 cargo[i].weight = nil
                 cargo[i].manifest = nil
+                cargo[i].sealed = nil
+                cargo[i].crates.append(CargoCrate(label: "late crate \(i)"))
             }
             try context.save()
             expected = try snapshot(context)
             #expect(expected.count == (0..<n).count { !deleted($0) })
         }
         do {
-            let reopened = try ModelContainer(for: ScatteredCargo.self, configurations: configuration)
+            let reopened = try ModelContainer(for: ScatteredCargo.self, CargoCrate.self, configurations: configuration)
             #expect(try snapshot(ModelContext(reopened)) == expected)
             try reopened.compactDocument()
             #expect(try snapshot(ModelContext(reopened)) == expected)
         }
-        let reopened = try ModelContainer(for: ScatteredCargo.self, configurations: configuration)
+        let reopened = try ModelContainer(for: ScatteredCargo.self, CargoCrate.self, configurations: configuration)
         #expect(try snapshot(ModelContext(reopened)) == expected)
     }
 

@@ -286,14 +286,19 @@ extension ByteWriter {
     /// words, a heap's bytes), and strings are copied as the bytes they are stored as.
     fileprivate mutating func columnBody(_ runs: [ColumnFrame.Run], count n: Int, slot: Int, kind: ColumnKind, of table: Table) {
         byte(kind.code)
-        let columns = runs.map { table.segments[$0.segment].columns[slot] }
+        // Each segment's column once (a chunk's runs cover a stretch of segments, and
+        // scattered deletions make many runs a segment), then read in place through
+        // `columns[run.segment - firstSegment]`: a `Column` returned or passed by value
+        // is a copy, a retain and a release of each of its buffers.
+        let firstSegment = runs[0].segment
+        let columns = (firstSegment...runs[runs.count - 1].segment).map { table.segments[$0].columns[slot] }
         // (The bitmaps and words are filled through buffers: an array a closure
         // captures is checked for uniqueness at every write, a third of the time.)
         var presentCount = 0
         let present = [UInt64](unsafeUninitializedCapacity: Bitmap.wordCount(n)) { words, count in
             words.initialize(repeating: 0)
-            for (run, column) in zip(runs, columns) {
-                presentCount += Bitmap.copy(column.present, run.positions, into: words, at: run.first)
+            for run in runs {
+                presentCount += Bitmap.copy(columns[run.segment - firstSegment].present, run.positions, into: words, at: run.first)
             }
             count = words.count
         }
@@ -309,9 +314,9 @@ extension ByteWriter {
         let all = presentCount == n
         /// One word per row: `fill` writes each run's, from its column's positions
         /// into the buffer at the run's rows; nil rows' are then zeroed.
-        func cellWords(_ fill: (ColumnFrame.Run, Column, UnsafeMutableBufferPointer<UInt64>) -> Void) -> [UInt64] {
+        func cellWords(_ fill: (ColumnFrame.Run, UnsafeMutableBufferPointer<UInt64>) -> Void) -> [UInt64] {
             [UInt64](unsafeUninitializedCapacity: n) { buffer, count in
-                for (run, column) in zip(runs, columns) { fill(run, column, buffer) }
+                for run in runs { fill(run, buffer) }
                 if !all {
                     for i in 0..<n where !Bitmap.test(present, i) { buffer[i] = 0 }
                 }
@@ -324,42 +329,42 @@ extension ByteWriter {
         case .bool:
             let bits = [UInt64](unsafeUninitializedCapacity: present.count) { words, count in
                 words.initialize(repeating: 0)
-                for (run, column) in zip(runs, columns) {
-                    Bitmap.copy(column.bits, run.positions, into: words, at: run.first)
+                for run in runs {
+                    Bitmap.copy(columns[run.segment - firstSegment].bits, run.positions, into: words, at: run.first)
                 }
                 for w in 0..<words.count { words[w] &= present[w] }
                 count = words.count
             }
             words(bits)
         case .int, .reference:
-            words(cellWords { run, column, buffer in
+            words(cellWords { run, buffer in
                 let offset = run.first - run.positions.lowerBound
-                column.forEachInt(in: run.positions) { p, v in buffer[offset + p] = UInt64(bitPattern: v) }
+                columns[run.segment - firstSegment].forEachInt(in: run.positions) { p, v in buffer[offset + p] = UInt64(bitPattern: v) }
             })
         case .uint:
-            words(cellWords { run, column, buffer in
+            words(cellWords { run, buffer in
                 let offset = run.first - run.positions.lowerBound
-                column.uints.withUnsafeBufferPointer { uints in
+                columns[run.segment - firstSegment].uints.withUnsafeBufferPointer { uints in
                     for p in run.positions { buffer[offset + p] = uints[p] }
                 }
             })
         case .double, .date:
-            words(cellWords { run, column, buffer in
+            words(cellWords { run, buffer in
                 let offset = run.first - run.positions.lowerBound
-                column.forEachDouble(in: run.positions) { p, v in buffer[offset + p] = v.bitPattern }
+                columns[run.segment - firstSegment].forEachDouble(in: run.positions) { p, v in buffer[offset + p] = v.bitPattern }
             })
         case .string:
-            for (run, column) in zip(runs, columns) {
+            for run in runs {
                 let offset = run.first - run.positions.lowerBound
-                column.forEachStoredUTF8(in: run.positions) { p, utf8 in
+                columns[run.segment - firstSegment].forEachStoredUTF8(in: run.positions) { p, utf8 in
                     if all || Bitmap.test(present, offset + p) { blob(utf8) }
                 }
             }
         case .references:
-            for (run, column) in zip(runs, columns) {
+            for run in runs {
                 let offset = run.first - run.positions.lowerBound
                 for p in run.positions where all || Bitmap.test(present, offset + p) {
-                    let ids = column.list(at: p)
+                    let ids = columns[run.segment - firstSegment].list(at: p)
                     varint(ids.count)
                     for id in ids { varint(UInt64(id.rawValue)) }
                 }

@@ -385,13 +385,13 @@ public struct BTree<Key: BTreeKey>: Sendable {
     }
 
     /// The first of the children `first...last` (or `last + 1`) from which on every
-    /// entry is at or above `lower`: those, and all but the last child for `upper`,
-    /// are read without their bounds, so a wide range's leaves are taken whole
-    /// rather than searched twice each. Child `i` holds entries from
-    /// `separators[i - 1]` on, so it needs `lower` while that separator's key is not
-    /// above the bound (equal keys may sit on both sides of a separator, and an
-    /// exclusive bound excludes them); children before `last` end at or below a
-    /// separator within `upper`.
+    /// entry is within `lower` (above it, or tied with it when it is inclusive): those
+    /// children, and all but the last for `upper`, are read without the bound, so a
+    /// wide range's leaves are taken whole rather than searched twice each. Child `i`
+    /// holds entries from `separators[i - 1]` on, so it needs `lower` while that
+    /// separator's key is not within it (equal keys may sit on both sides of a
+    /// separator, and an exclusive bound excludes them); child `i` before `last` holds
+    /// entries strictly below `separators[i]`, whose key is within `upper`.
     @inline(__always)
     private static func innerStart(of node: Node, first: Int, last: Int, lower: Bound?) -> Int {
         guard let lower else { return first }

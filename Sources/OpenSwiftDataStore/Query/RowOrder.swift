@@ -36,7 +36,7 @@ extension RowOrder {
     /// `Value.indexCompare`, called rather than inlined: inlined into `sorted`, which
     /// callers' specializations of `fetch` inline, it made a W2 lookup copy its fetch
     /// descriptor once more (about 770 instructions).
-    @usableFromInline
+    @usableFromInline @inline(never)
     static func keyOrder(_ x: Value, _ y: Value) -> Int { Value.indexCompare(x, y) }
 }
 
